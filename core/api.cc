@@ -1,0 +1,42 @@
+#include "core/api.h"
+
+#include <mutex>
+
+#include "core/logging.h"
+
+namespace horde {
+namespace {
+
+std::mutex g_mu;
+std::shared_ptr<Runtime> g_runtime;
+
+}  // namespace
+
+Status InitRuntime(const RuntimeFactory& factory) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_runtime) return Status::Ok();
+  Config config;
+  HORDE_RETURN_IF_ERROR(Config::FromEnv(ProcessEnv(), &config));
+  SetLogLevel(config.log_level);
+  std::unique_ptr<Runtime> runtime;
+  HORDE_RETURN_IF_ERROR(factory(config, &runtime));
+  SetLogRank(runtime->topology().rank);
+  g_runtime = std::move(runtime);
+  return Status::Ok();
+}
+
+void ShutdownRuntime() {
+  std::shared_ptr<Runtime> runtime;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    runtime.swap(g_runtime);
+  }
+  if (runtime) runtime->Shutdown();
+}
+
+std::shared_ptr<Runtime> CurrentRuntime() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_runtime;
+}
+
+}  // namespace horde

@@ -1,0 +1,91 @@
+#include "core/config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace horde {
+namespace {
+
+// Finds HORDE_<suffix>, else HOROVOD_<suffix>; reports which name supplied the value.
+std::optional<std::string> Lookup(const EnvLookup& env, const std::string& suffix,
+                                  std::string* source) {
+  for (const char* prefix : {"HORDE_", "HOROVOD_"}) {
+    *source = prefix + suffix;
+    if (auto value = env(*source)) return value;
+  }
+  return std::nullopt;
+}
+
+Status Malformed(const std::string& var, const std::string& value, const std::string& expected) {
+  return Status::InvalidArgument("invalid value '" + value + "' for " + var + ": expected " +
+                                 expected);
+}
+
+Status ParseNonNegativeInt(const EnvLookup& env, const std::string& suffix, int64_t* out) {
+  std::string var;
+  auto value = Lookup(env, suffix, &var);
+  if (!value) return Status::Ok();
+  errno = 0;
+  char* end = nullptr;
+  long long parsed = std::strtoll(value->c_str(), &end, 10);
+  if (value->empty() || *end != '\0' || errno == ERANGE || parsed < 0) {
+    return Malformed(var, *value, "a non-negative integer");
+  }
+  *out = parsed;
+  return Status::Ok();
+}
+
+Status ParsePositiveDouble(const EnvLookup& env, const std::string& suffix, double* out) {
+  std::string var;
+  auto value = Lookup(env, suffix, &var);
+  if (!value) return Status::Ok();
+  char* end = nullptr;
+  double parsed = std::strtod(value->c_str(), &end);
+  if (value->empty() || *end != '\0' || !std::isfinite(parsed) || parsed <= 0) {
+    return Malformed(var, *value, "a positive number");
+  }
+  *out = parsed;
+  return Status::Ok();
+}
+
+Status ParseLevel(const EnvLookup& env, LogLevel* out) {
+  std::string var;
+  auto value = Lookup(env, "LOG_LEVEL", &var);
+  if (!value) return Status::Ok();
+  if (!ParseLogLevel(*value, out).ok()) {
+    return Malformed(var, *value, "one of trace, debug, info, warning, error, fatal");
+  }
+  return Status::Ok();
+}
+
+Status ParseCpuOperations(const EnvLookup& env) {
+  std::string var;
+  auto value = Lookup(env, "CPU_OPERATIONS", &var);
+  if (value && *value != "MPI" && *value != "mpi") {
+    return Malformed(var, *value, "MPI (the only CPU backend this build has)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+EnvLookup ProcessEnv() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+Status Config::FromEnv(const EnvLookup& env, Config* config) {
+  Config c;
+  HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "FUSION_THRESHOLD", &c.fusion_threshold_bytes));
+  HORDE_RETURN_IF_ERROR(ParsePositiveDouble(env, "CYCLE_TIME", &c.cycle_time_ms));
+  HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
+  HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
+  *config = c;
+  return Status::Ok();
+}
+
+}  // namespace horde

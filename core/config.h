@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/logging.h"
+#include "core/status.h"
+
+namespace horde {
+
+// Looks up an environment variable; returns nullopt when unset. Injected so tests can
+// parse configurations without touching the process environment.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+EnvLookup ProcessEnv();
+
+// Runtime settings, read once at init() from HORDE_* variables (HOROVOD_* accepted as
+// aliases; the HORDE_ name wins). A malformed value is an error naming the variable and
+// the expected form, never a silent default.
+struct Config {
+  int64_t fusion_threshold_bytes = 128 * 1024 * 1024;
+  double cycle_time_ms = 1.0;
+  LogLevel log_level = LogLevel::kWarning;
+
+  static Status FromEnv(const EnvLookup& env, Config* config);
+};
+
+}  // namespace horde

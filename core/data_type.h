@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace horde {
+
+// Element types horde moves. The numeric values are part of the wire format.
+enum class DataType : uint8_t {
+  kUInt8 = 0,
+  kInt8 = 1,
+  kInt16 = 2,
+  kInt32 = 3,
+  kInt64 = 4,
+  kFloat16 = 5,
+  kBFloat16 = 6,
+  kFloat32 = 7,
+  kFloat64 = 8,
+  kBool = 9,
+};
+constexpr int kNumDataTypes = 10;
+
+enum class ReduceOp : uint8_t {
+  kSum = 0,
+  kAverage = 1,
+  kMin = 2,
+  kMax = 3,
+  kProduct = 4,
+};
+constexpr int kNumReduceOps = 5;
+
+enum class OpType : uint8_t {
+  kAllreduce = 0,
+  kAllgather = 1,
+  kBroadcast = 2,
+};
+constexpr int kNumOpTypes = 3;
+
+int64_t DataTypeSize(DataType dtype);
+bool IsFloatingPoint(DataType dtype);
+const char* DataTypeName(DataType dtype);
+const char* ReduceOpName(ReduceOp op);
+const char* OpTypeName(OpType op);
+
+// Device id of host memory; GPU devices are numbered from 0.
+constexpr int32_t kCpuDevice = -1;
+std::string DeviceName(int32_t device);
+
+}  // namespace horde

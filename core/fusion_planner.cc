@@ -1,0 +1,67 @@
+#include "core/fusion_planner.h"
+
+namespace horde {
+namespace {
+
+bool Fusable(const Response& r) {
+  return r.kind == Response::Kind::kCollective && r.op == OpType::kAllreduce;
+}
+
+bool SameSignature(const Response& a, const Response& b) {
+  return a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.prescale == b.prescale &&
+         a.postscale == b.postscale && a.device == b.device;
+}
+
+}  // namespace
+
+int64_t AlignToFusion(int64_t bytes) {
+  return (bytes + kFusionAlignment - 1) / kFusionAlignment * kFusionAlignment;
+}
+
+std::vector<int64_t> FusionOffsets(const std::vector<int64_t>& sizes, int64_t* total) {
+  std::vector<int64_t> offsets;
+  offsets.reserve(sizes.size());
+  int64_t end = 0;
+  for (int64_t size : sizes) {
+    int64_t offset = AlignToFusion(end);
+    offsets.push_back(offset);
+    end = offset + size;
+  }
+  *total = end;
+  return offsets;
+}
+
+std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse> ready) const {
+  struct Group {
+    Response response;
+    int64_t end = 0;  // bytes used, the last tensor unpadded
+    bool open = true;
+  };
+  std::vector<Group> groups;
+  for (auto& item : ready) {
+    if (!Fusable(item.response)) {
+      groups.push_back({std::move(item.response), 0, false});
+      continue;
+    }
+    bool placed = false;
+    for (auto& g : groups) {
+      if (!g.open || !SameSignature(g.response, item.response)) continue;
+      int64_t new_end = AlignToFusion(g.end) + item.bytes;
+      if (new_end > threshold_) continue;
+      g.response.names.push_back(item.response.names[0]);
+      g.end = new_end;
+      placed = true;
+      break;
+    }
+    if (!placed) {
+      bool fits = item.bytes <= threshold_;
+      groups.push_back({std::move(item.response), item.bytes, fits});
+    }
+  }
+  std::vector<Response> out;
+  out.reserve(groups.size());
+  for (auto& g : groups) out.push_back(std::move(g.response));
+  return out;
+}
+
+}  // namespace horde

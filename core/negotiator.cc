@@ -1,0 +1,42 @@
+#include "core/negotiator.h"
+
+#include "core/response_builder.h"
+#include "core/wire_codec.h"
+
+namespace horde {
+
+Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
+  std::vector<std::string> gathered;
+  HORDE_RETURN_IF_ERROR(transport_->GatherToCoordinator(EncodeRequestList(mine), &gathered));
+  std::string decision;
+  if (transport_->rank() == 0) {
+    ResponseList list;
+    HORDE_RETURN_IF_ERROR(Coordinate(gathered, &list));
+    decision = EncodeResponseList(list);
+  }
+  HORDE_RETURN_IF_ERROR(transport_->BroadcastFromCoordinator(&decision));
+  return DecodeResponseList(decision, out);
+}
+
+Status Negotiator::Coordinate(const std::vector<std::string>& gathered, ResponseList* out) {
+  for (size_t rank = 0; rank < gathered.size(); ++rank) {
+    RequestList list;
+    Status s = DecodeRequestList(gathered[rank], &list);
+    if (!s.ok()) {
+      return Status::Internal("from rank " + std::to_string(rank) + ": " + s.message());
+    }
+    out->shutdown = out->shutdown || list.shutdown;
+    for (auto& request : list.requests) {
+      request.rank = static_cast<int32_t>(rank);
+      table_.Add(request);
+    }
+  }
+  std::vector<PlannedResponse> ready;
+  for (const auto& by_rank : table_.TakeReady()) {
+    ready.push_back({BuildResponse(by_rank), by_rank[0].size_bytes()});
+  }
+  out->responses = planner_.Plan(std::move(ready));
+  return Status::Ok();
+}
+
+}  // namespace horde

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/data_type.h"
+#include "core/tensor.h"
+
+namespace horde {
+
+// What one rank asks for: the signature of one collective on one named tensor.
+// The coordinator compares these across ranks before anything runs.
+struct Request {
+  int32_t rank = 0;
+  std::string name;
+  OpType op = OpType::kAllreduce;
+  DataType dtype = DataType::kFloat32;
+  TensorShape shape;
+  ReduceOp reduce_op = ReduceOp::kSum;
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t root = 0;
+  int32_t device = kCpuDevice;
+
+  int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }
+};
+
+// Everything one rank sends the coordinator in one round.
+struct RequestList {
+  std::vector<Request> requests;
+  bool shutdown = false;
+};
+
+}  // namespace horde

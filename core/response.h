@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/data_type.h"
+
+namespace horde {
+
+// The coordinator's decision: run one collective over one or more (fused) tensors,
+// or fail them with a message. Every rank executes the same list in the same order.
+struct Response {
+  enum class Kind : uint8_t { kCollective = 0, kError = 1 };
+
+  Kind kind = Kind::kCollective;
+  OpType op = OpType::kAllreduce;
+  std::vector<std::string> names;
+  std::string error_message;
+  DataType dtype = DataType::kFloat32;
+  ReduceOp reduce_op = ReduceOp::kSum;
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t root = 0;
+  int32_t device = kCpuDevice;
+  // Allgather: first-dimension size of each rank's tensor, rank-major per name
+  // (names.size() * world size entries).
+  std::vector<int64_t> first_dims;
+};
+
+struct ResponseList {
+  std::vector<Response> responses;
+  bool shutdown = false;
+};
+
+}  // namespace horde

@@ -1,0 +1,97 @@
+#include "core/response_builder.h"
+
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace horde {
+namespace {
+
+std::string FormatDouble(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(ranks[i]);
+  }
+  return s;
+}
+
+// Compares one field across ranks. On disagreement, writes an error naming each value
+// and the ranks holding it, e.g. "float32 on rank 0; int32 on rank 1".
+bool Agree(const std::vector<Request>& by_rank, const char* field,
+           const std::function<std::string(const Request&)>& value, std::string* error) {
+  std::map<std::string, std::vector<int>> ranks_by_value;
+  for (const auto& r : by_rank) ranks_by_value[value(r)].push_back(r.rank);
+  if (ranks_by_value.size() <= 1) return true;
+  std::string detail;
+  for (const auto& kv : ranks_by_value) {
+    if (!detail.empty()) detail += "; ";
+    detail += kv.first + " on " + RankList(kv.second);
+  }
+  *error = "ranks disagree on the " + std::string(field) + " of " +
+           OpTypeName(by_rank[0].op) + " '" + by_rank[0].name + "': " + detail;
+  return false;
+}
+
+std::string TrailingShape(const Request& r) {
+  if (r.shape.empty()) return "a scalar";
+  TensorShape rest(r.shape.begin() + 1, r.shape.end());
+  return "[*" + (rest.empty() ? std::string() : ", " + ShapeString(rest).substr(1));
+}
+
+bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
+  using R = const Request&;
+  if (!Agree(by_rank, "operation", [](R r) { return std::string(OpTypeName(r.op)); }, error) ||
+      !Agree(by_rank, "dtype", [](R r) { return std::string(DataTypeName(r.dtype)); }, error) ||
+      !Agree(by_rank, "device", [](R r) { return DeviceName(r.device); }, error)) {
+    return false;
+  }
+  switch (by_rank[0].op) {
+    case OpType::kAllreduce:
+      return Agree(by_rank, "shape", [](R r) { return ShapeString(r.shape); }, error) &&
+             Agree(by_rank, "reduce op", [](R r) { return std::string(ReduceOpName(r.reduce_op)); },
+                   error) &&
+             Agree(by_rank, "prescale factor", [](R r) { return FormatDouble(r.prescale); }, error) &&
+             Agree(by_rank, "postscale factor", [](R r) { return FormatDouble(r.postscale); },
+                   error);
+    case OpType::kAllgather:
+      return Agree(by_rank, "shape (all but the first dimension)", TrailingShape, error);
+    case OpType::kBroadcast:
+      return Agree(by_rank, "root rank", [](R r) { return std::to_string(r.root); }, error) &&
+             Agree(by_rank, "shape", [](R r) { return ShapeString(r.shape); }, error);
+  }
+  return true;
+}
+
+}  // namespace
+
+Response BuildResponse(const std::vector<Request>& by_rank) {
+  const Request& first = by_rank[0];
+  Response response;
+  response.op = first.op;
+  response.names = {first.name};
+  std::string error;
+  if (!CheckConsistent(by_rank, &error)) {
+    response.kind = Response::Kind::kError;
+    response.error_message = error;
+    return response;
+  }
+  response.dtype = first.dtype;
+  response.reduce_op = first.reduce_op;
+  response.prescale = first.prescale;
+  response.postscale = first.postscale;
+  response.root = first.root;
+  response.device = first.device;
+  if (first.op == OpType::kAllgather) {
+    for (const auto& r : by_rank) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
+  }
+  return response;
+}
+
+}  // namespace horde

@@ -1,0 +1,15 @@
+#pragma once
+
+#include <vector>
+
+#include "core/request.h"
+#include "core/response.h"
+
+namespace horde {
+
+// Turns every rank's request for one name into the response all ranks will execute:
+// a collective when they agree, or an error naming the tensor, the field that differs
+// and each rank's value when they do not.
+Response BuildResponse(const std::vector<Request>& by_rank);
+
+}  // namespace horde

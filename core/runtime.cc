@@ -1,0 +1,102 @@
+#include "core/runtime.h"
+
+#include <chrono>
+#include <exception>
+
+#include "core/logging.h"
+#include "core/request_validator.h"
+
+namespace horde {
+
+Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> transport,
+                 std::unique_ptr<OpRegistry> ops)
+    : config_(config),
+      topology_(topology),
+      transport_(std::move(transport)),
+      ops_(std::move(ops)),
+      negotiator_(transport_.get(), config_.fusion_threshold_bytes) {
+  loop_ = std::thread([this] { Loop(); });
+}
+
+Runtime::~Runtime() { Shutdown(); }
+
+Status Runtime::Enqueue(Request request, TensorEntry entry) {
+  request.rank = topology_.rank;
+  HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
+  return queue_.Add(std::move(request), std::move(entry));
+}
+
+void Runtime::Shutdown() {
+  shutdown_requested_ = true;
+  queue_.Wake();
+  if (loop_.joinable()) loop_.join();
+}
+
+RuntimeStats Runtime::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+void Runtime::Loop() {
+  const auto heartbeat =
+      std::chrono::microseconds(static_cast<int64_t>(config_.cycle_time_ms * 1000.0));
+  Status exit_status = Status::Aborted("horde has been shut down");
+  while (true) {
+    queue_.WaitForWork(heartbeat);
+    RequestList mine;
+    mine.requests = queue_.TakeNewRequests();
+    mine.shutdown = shutdown_requested_.load();
+    ResponseList decided;
+    Status s = negotiator_.RunRound(mine, &decided);
+    if (!s.ok()) {
+      exit_status = Status::Internal("horde stopped: negotiation with the other ranks failed: " +
+                                     s.message());
+      HORDE_LOG(kError) << exit_status.message();
+      break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.negotiation_rounds;
+    }
+    for (const auto& response : decided.responses) Execute(response);
+    if (decided.shutdown) break;
+  }
+  for (auto& entry : queue_.Close(exit_status)) entry.callback(exit_status);
+}
+
+void Runtime::Execute(const Response& response) {
+  std::vector<TensorEntry> entries = queue_.TakeEntries(response.names);
+  Status status;
+  if (response.kind == Response::Kind::kError) {
+    status = Status::PreconditionError(response.error_message);
+  } else {
+    try {
+      status = ops_->Execute(entries, response);
+    } catch (const std::exception& e) {
+      status = Status::Internal(std::string(OpTypeName(response.op)) + " failed: " + e.what());
+    }
+  }
+  if (!status.ok()) HORDE_LOG(kDebug) << status.message();
+  Record(response, entries);
+  for (auto& entry : entries) entry.callback(status);
+}
+
+void Runtime::Record(const Response& response, const std::vector<TensorEntry>& entries) {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  ++stats_.responses_executed;
+  if (response.kind == Response::Kind::kError) {
+    ++stats_.error_responses;
+    return;
+  }
+  auto op = static_cast<size_t>(response.op);
+  for (const auto& entry : entries) {
+    ++stats_.tensors[op];
+    stats_.bytes[op] += entry.input->size_bytes();
+  }
+  if (entries.size() > 1) {
+    ++stats_.fused_responses;
+    stats_.fused_tensors += static_cast<int64_t>(entries.size());
+  }
+}
+
+}  // namespace horde

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/config.h"
+#include "core/negotiator.h"
+#include "core/op_registry.h"
+#include "core/runtime_stats.h"
+#include "core/tensor_queue.h"
+#include "core/topology.h"
+#include "core/transport.h"
+
+namespace horde {
+
+// One process's horde: the queue framework threads submit to, and the background
+// thread that negotiates with the other ranks and executes the agreed collectives.
+// Every network call happens on that thread.
+class Runtime {
+ public:
+  Runtime(Config config, Topology topology, std::unique_ptr<Transport> transport,
+          std::unique_ptr<OpRegistry> ops);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Validates and queues one operation; its callback fires on the background thread
+  // once it has run (or failed). Local mistakes are returned here, synchronously.
+  Status Enqueue(Request request, TensorEntry entry);
+
+  // Asks every rank to leave the loop and waits until this one has. Operations still
+  // pending complete with an Aborted status. Safe to call more than once.
+  void Shutdown();
+
+  const Topology& topology() const { return topology_; }
+  const Config& config() const { return config_; }
+  RuntimeStats stats() const;
+
+ private:
+  void Loop();
+  void Execute(const Response& response);
+  void Record(const Response& response, const std::vector<TensorEntry>& entries);
+
+  const Config config_;
+  const Topology topology_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<OpRegistry> ops_;
+  Negotiator negotiator_;
+  TensorQueue queue_;
+
+  std::atomic<bool> shutdown_requested_{false};
+  mutable std::mutex stats_mu_;
+  RuntimeStats stats_;
+  std::thread loop_;
+};
+
+}  // namespace horde

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/data_type.h"
+
+namespace horde {
+
+// Counters of what the runtime has done since init(); a snapshot is cheap to copy.
+struct RuntimeStats {
+  int64_t negotiation_rounds = 0;
+  int64_t responses_executed = 0;
+  int64_t error_responses = 0;
+  int64_t fused_responses = 0;  // collectives that carried more than one tensor
+  int64_t fused_tensors = 0;    // tensors that went through those
+  std::array<int64_t, kNumOpTypes> tensors{};  // per OpType
+  std::array<int64_t, kNumOpTypes> bytes{};    // per OpType, input bytes of this rank
+};
+
+}  // namespace horde

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/data_type.h"
+#include "core/status.h"
+
+namespace horde {
+
+using TensorShape = std::vector<int64_t>;
+
+int64_t NumElements(const TensorShape& shape);
+std::string ShapeString(const TensorShape& shape);
+
+// What the runtime needs of a framework tensor: its type, shape, place and memory.
+// Adapters (torch_plugin's TorchTensor, the tests' HostTensor) implement it.
+class Tensor {
+ public:
+  virtual ~Tensor() = default;
+  virtual DataType dtype() const = 0;
+  virtual TensorShape shape() const = 0;
+  virtual int32_t device() const = 0;
+  virtual void* data() = 0;
+  int64_t size_bytes() const { return NumElements(shape()) * DataTypeSize(dtype()); }
+};
+
+// Creates an output tensor whose shape is known only after negotiation (allgather).
+using OutputAllocator =
+    std::function<Status(const TensorShape& shape, std::shared_ptr<Tensor>* output)>;
+
+using StatusCallback = std::function<void(const Status&)>;
+
+// One submitted operation as the executing rank holds it.
+struct TensorEntry {
+  std::string name;
+  std::shared_ptr<Tensor> input;
+  std::shared_ptr<Tensor> output;  // == input for in-place ops; set by the allocator for allgather
+  OutputAllocator allocate_output;
+  StatusCallback callback;
+};
+
+}  // namespace horde

@@ -1,0 +1,66 @@
+#include "core/tensor_queue.h"
+
+namespace horde {
+
+Status TensorQueue::Add(Request request, TensorEntry entry) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return close_status_;
+    if (entries_.count(request.name)) {
+      return Status::InvalidArgument("an operation named '" + request.name +
+                                     "' is already in flight; names must be unique until "
+                                     "the operation completes");
+    }
+    entries_.emplace(request.name, std::move(entry));
+    new_requests_.push_back(std::move(request));
+  }
+  cv_.notify_one();
+  return Status::Ok();
+}
+
+void TensorQueue::WaitForWork(std::chrono::microseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [this] { return woken_ || !new_requests_.empty(); });
+  woken_ = false;
+}
+
+void TensorQueue::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_one();
+}
+
+std::vector<Request> TensorQueue::TakeNewRequests() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Request> out;
+  out.swap(new_requests_);
+  return out;
+}
+
+std::vector<TensorEntry> TensorQueue::TakeEntries(const std::vector<std::string>& names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TensorEntry> out;
+  out.reserve(names.size());
+  for (const auto& name : names) {
+    auto it = entries_.find(name);
+    if (it == entries_.end()) continue;
+    out.push_back(std::move(it->second));
+    entries_.erase(it);
+  }
+  return out;
+}
+
+std::vector<TensorEntry> TensorQueue::Close(const Status& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  close_status_ = status;
+  std::vector<TensorEntry> out;
+  for (auto& kv : entries_) out.push_back(std::move(kv.second));
+  entries_.clear();
+  new_requests_.clear();
+  return out;
+}
+
+}  // namespace horde

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/request.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace horde {
+
+// Operations submitted by framework threads and not yet completed, by name, plus the
+// requests the background thread has not yet sent to negotiation. Thread-safe.
+class TensorQueue {
+ public:
+  // Fails with InvalidArgument if an operation of that name is already in flight, or
+  // with the closing status once the queue is closed.
+  Status Add(Request request, TensorEntry entry);
+
+  // Blocks until new requests arrive, Wake() is called, or the timeout passes.
+  void WaitForWork(std::chrono::microseconds timeout);
+  void Wake();
+
+  std::vector<Request> TakeNewRequests();
+  // Removes and returns the entries for `names`, in that order. A name with no entry
+  // here (a protocol violation) is skipped.
+  std::vector<TensorEntry> TakeEntries(const std::vector<std::string>& names);
+
+  // Refuses later Add()s with `status` and returns everything still pending.
+  std::vector<TensorEntry> Close(const Status& status);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, TensorEntry> entries_;
+  std::vector<Request> new_requests_;
+  bool woken_ = false;
+  bool closed_ = false;
+  Status close_status_;
+};
+
+}  // namespace horde

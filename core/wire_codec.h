@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+
+#include "core/request.h"
+#include "core/response.h"
+#include "core/status.h"
+
+namespace horde {
+
+// Compact binary encoding of what ranks exchange during negotiation. Little-endian,
+// length-prefixed, with a magic byte and version per message. Decoding validates every
+// length, enum and count against the bytes actually present: truncated or garbage input
+// is an error, never an out-of-bounds read.
+std::string EncodeRequestList(const RequestList& list);
+Status DecodeRequestList(const std::string& bytes, RequestList* list);
+
+std::string EncodeResponseList(const ResponseList& list);
+Status DecodeResponseList(const std::string& bytes, ResponseList* list);
+
+}  // namespace horde
