@@ -1,0 +1,30 @@
+#include "mpi_ops/make_runtime.h"
+
+#include "mpi_ops/mpi_allgather.h"
+#include "mpi_ops/mpi_allreduce.h"
+#include "mpi_ops/mpi_broadcast.h"
+#include "mpi_ops/mpi_transport.h"
+
+namespace horde {
+namespace mpi {
+
+Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime) {
+  std::shared_ptr<MpiContext> context;
+  HORDE_RETURN_IF_ERROR(MpiContext::Create(&context));
+  auto types = std::make_shared<MpiDatatypes>();
+  auto ops = std::make_unique<OpRegistry>();
+  ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types));
+  ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context));
+  ops->Register(OpType::kBroadcast, std::make_unique<MpiBroadcast>(context));
+  *runtime = std::make_unique<Runtime>(config, context->topology(),
+                                       std::make_unique<MpiTransport>(context), std::move(ops));
+  return Status::Ok();
+}
+
+bool MpiThreadsSupported() {
+  bool multiple = false;
+  return EnsureMpiInitialized(&multiple).ok() && multiple;
+}
+
+}  // namespace mpi
+}  // namespace horde

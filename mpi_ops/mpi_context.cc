@@ -1,0 +1,99 @@
+#include "mpi_ops/mpi_context.h"
+
+#include <cstdlib>
+
+#include "core/api.h"
+
+namespace horde {
+namespace mpi {
+namespace {
+
+// Runs at process exit when horde initialized MPI: the runtime must stop making MPI
+// calls before MPI goes away.
+void FinalizeAtExit() {
+  ShutdownRuntime();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+}  // namespace
+
+Status CheckMpi(int code, const char* call) {
+  if (code == MPI_SUCCESS) return Status::Ok();
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return Status::Internal(std::string(call) + " failed: " + std::string(text, length));
+}
+
+Status EnsureMpiInitialized(bool* threads_multiple) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    return Status::PreconditionError("MPI has already been finalized in this process; horde "
+                                     "cannot start after MPI_Finalize()");
+  }
+  int provided = MPI_THREAD_SINGLE;
+  if (!initialized) {
+    HORDE_RETURN_IF_ERROR(
+        CheckMpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread"));
+    std::atexit(FinalizeAtExit);
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  // horde's own calls come from one thread at a time (init here, the rest from the
+  // background thread), which SERIALIZED allows.
+  if (provided < MPI_THREAD_SERIALIZED) {
+    return Status::PreconditionError(
+        "MPI was initialized with a thread level below MPI_THREAD_SERIALIZED; horde makes "
+        "its MPI calls from a background thread and needs at least that");
+  }
+  *threads_multiple = provided == MPI_THREAD_MULTIPLE;
+  return Status::Ok();
+}
+
+Status MpiContext::Create(std::shared_ptr<MpiContext>* out) {
+  std::shared_ptr<MpiContext> context(new MpiContext());
+  HORDE_RETURN_IF_ERROR(context->Init());
+  *out = std::move(context);
+  return Status::Ok();
+}
+
+Status MpiContext::Init() {
+  HORDE_RETURN_IF_ERROR(EnsureMpiInitialized(&threads_multiple_));
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &world_), "MPI_Comm_dup"));
+  MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(world_, &topology_.rank);
+  MPI_Comm_size(world_, &topology_.size);
+
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, topology_.rank, MPI_INFO_NULL, &local_),
+      "MPI_Comm_split_type"));
+  MPI_Comm_rank(local_, &topology_.local_rank);
+  MPI_Comm_size(local_, &topology_.local_size);
+
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Comm_split(world_, topology_.local_rank, topology_.rank, &cross_), "MPI_Comm_split"));
+  MPI_Comm_rank(cross_, &topology_.cross_rank);
+  MPI_Comm_size(cross_, &topology_.cross_size);
+
+  int local_sizes[2] = {topology_.local_size, -topology_.local_size};
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Allreduce(MPI_IN_PLACE, local_sizes, 2, MPI_INT, MPI_MAX, world_), "MPI_Allreduce"));
+  topology_.homogeneous = local_sizes[0] == -local_sizes[1];
+  return Status::Ok();
+}
+
+MpiContext::~MpiContext() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Comm* comm : {&cross_, &local_, &world_}) {
+    if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+  }
+}
+
+}  // namespace mpi
+}  // namespace horde

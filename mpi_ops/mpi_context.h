@@ -1,0 +1,48 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "core/topology.h"
+
+namespace horde {
+namespace mpi {
+
+// Turns an MPI return code into a Status naming the call that failed.
+Status CheckMpi(int code, const char* call);
+
+// The communicators one runtime uses: a private duplicate of the world (so horde's
+// traffic never matches the user's own MPI messages), the ranks on this node, and the
+// ranks with the same local rank across nodes. MPI itself is initialized once per
+// process and finalized at exit, so init() after shutdown() works.
+class MpiContext {
+ public:
+  static Status Create(std::shared_ptr<MpiContext>* out);
+  ~MpiContext();
+  MpiContext(const MpiContext&) = delete;
+  MpiContext& operator=(const MpiContext&) = delete;
+
+  MPI_Comm world() const { return world_; }
+  const Topology& topology() const { return topology_; }
+  bool threads_multiple() const { return threads_multiple_; }
+
+ private:
+  MpiContext() = default;
+  Status Init();
+
+  MPI_Comm world_ = MPI_COMM_NULL;
+  MPI_Comm local_ = MPI_COMM_NULL;
+  MPI_Comm cross_ = MPI_COMM_NULL;
+  Topology topology_;
+  bool threads_multiple_ = false;
+};
+
+// Initializes MPI for the process if nobody has (asking for MPI_THREAD_MULTIPLE so user
+// code may use MPI too) and reports whether MPI_THREAD_MULTIPLE is available.
+Status EnsureMpiInitialized(bool* threads_multiple);
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,110 @@
+#include "mpi_ops/mpi_datatypes.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "mpi_ops/half_float.h"
+
+namespace horde {
+namespace mpi {
+namespace {
+
+struct Float16Codec {
+  static float Load(uint16_t h) { return Float16ToFloat(h); }
+  static uint16_t Store(float f) { return FloatToFloat16(f); }
+};
+struct BFloat16Codec {
+  static float Load(uint16_t h) { return BFloat16ToFloat(h); }
+  static uint16_t Store(float f) { return FloatToBFloat16(f); }
+};
+
+struct SumOf { static float Apply(float a, float b) { return a + b; } };
+struct MinOf { static float Apply(float a, float b) { return std::min(a, b); } };
+struct MaxOf { static float Apply(float a, float b) { return std::max(a, b); } };
+struct ProductOf { static float Apply(float a, float b) { return a * b; } };
+
+// MPI_User_function: inout[i] = in[i] (op) inout[i], computed in float32.
+template <typename Codec, typename Reduction>
+void HalfReduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    b[i] = Codec::Store(Reduction::Apply(Codec::Load(a[i]), Codec::Load(b[i])));
+  }
+}
+
+template <typename Codec>
+void CreateHalfOps(MPI_Op* ops) {
+  MPI_Op_create(&HalfReduce<Codec, SumOf>, 1, &ops[static_cast<int>(ReduceOp::kSum)]);
+  ops[static_cast<int>(ReduceOp::kAverage)] = ops[static_cast<int>(ReduceOp::kSum)];
+  MPI_Op_create(&HalfReduce<Codec, MinOf>, 1, &ops[static_cast<int>(ReduceOp::kMin)]);
+  MPI_Op_create(&HalfReduce<Codec, MaxOf>, 1, &ops[static_cast<int>(ReduceOp::kMax)]);
+  MPI_Op_create(&HalfReduce<Codec, ProductOf>, 1, &ops[static_cast<int>(ReduceOp::kProduct)]);
+}
+
+MPI_Op BuiltinOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAverage: return MPI_SUM;
+    case ReduceOp::kMin: return MPI_MIN;
+    case ReduceOp::kMax: return MPI_MAX;
+    case ReduceOp::kProduct: return MPI_PROD;
+  }
+  return MPI_OP_NULL;
+}
+
+MPI_Op LogicalOp(ReduceOp op) {
+  return op == ReduceOp::kMin || op == ReduceOp::kProduct ? MPI_LAND : MPI_LOR;
+}
+
+}  // namespace
+
+MpiDatatypes::MpiDatatypes() {
+  MPI_Type_contiguous(2, MPI_BYTE, &float16_);
+  MPI_Type_commit(&float16_);
+  MPI_Type_contiguous(2, MPI_BYTE, &bfloat16_);
+  MPI_Type_commit(&bfloat16_);
+  CreateHalfOps<Float16Codec>(half_ops_[0]);
+  CreateHalfOps<BFloat16Codec>(half_ops_[1]);
+}
+
+MpiDatatypes::~MpiDatatypes() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (auto& ops : half_ops_) {
+    for (int op = 0; op < kNumReduceOps; ++op) {
+      if (op != static_cast<int>(ReduceOp::kAverage) && ops[op] != MPI_OP_NULL) MPI_Op_free(&ops[op]);
+    }
+  }
+  MPI_Type_free(&float16_);
+  MPI_Type_free(&bfloat16_);
+}
+
+MPI_Datatype MpiDatatypes::Datatype(DataType dtype) const {
+  switch (dtype) {
+    case DataType::kUInt8: return MPI_UINT8_T;
+    case DataType::kInt8: return MPI_INT8_T;
+    case DataType::kInt16: return MPI_INT16_T;
+    case DataType::kInt32: return MPI_INT32_T;
+    case DataType::kInt64: return MPI_INT64_T;
+    case DataType::kFloat16: return float16_;
+    case DataType::kBFloat16: return bfloat16_;
+    case DataType::kFloat32: return MPI_FLOAT;
+    case DataType::kFloat64: return MPI_DOUBLE;
+    case DataType::kBool: return MPI_C_BOOL;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op MpiDatatypes::Op(DataType dtype, ReduceOp op) const {
+  switch (dtype) {
+    case DataType::kFloat16: return half_ops_[0][static_cast<int>(op)];
+    case DataType::kBFloat16: return half_ops_[1][static_cast<int>(op)];
+    case DataType::kBool: return LogicalOp(op);
+    default: return BuiltinOp(op);
+  }
+}
+
+}  // namespace mpi
+}  // namespace horde
