@@ -1,0 +1,56 @@
+"""Builds horde with CMake and installs the `horde` package with its extension.
+
+    python3 -m venv --system-site-packages .venv
+    .venv/bin/pip install --no-build-isolation .
+
+The CMake build lives in build/python (reused between installs, with ccache) and its
+`python` component (the extension and the horde libraries) is installed into the
+package's horde/torch folder.
+"""
+
+import os
+import subprocess
+import sys
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name):
+        super().__init__(name, sources=[])
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext):
+        import torch.utils
+
+        build_dir = os.path.join(ROOT, "build", "python")
+        package_root = os.path.abspath(self.build_lib)
+        configure = [
+            "cmake", "-S", ROOT, "-B", build_dir,
+            "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+            "-DHORDE_BUILD_TESTS=OFF",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+        ]
+        jobs = os.environ.get("HORDE_BUILD_JOBS", str(os.cpu_count() or 1))
+        subprocess.check_call(configure)
+        subprocess.check_call(["cmake", "--build", build_dir, "-j", jobs])
+        subprocess.check_call(["cmake", "--install", build_dir, "--component", "python",
+                               "--prefix", package_root])
+
+
+setup(
+    name="horde",
+    version="0.1.0",
+    description="A Horovod-style distributed training runtime for PyTorch",
+    package_dir={"": "python"},
+    packages=find_packages("python"),
+    ext_modules=[CMakeExtension("horde.torch._ops")],
+    cmdclass={"build_ext": CMakeBuild},
+    python_requires=">=3.8",
+    zip_safe=False,
+)

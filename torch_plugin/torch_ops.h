@@ -1,0 +1,39 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "core/runtime_stats.h"
+#include "core/topology.h"
+#include "torch_plugin/error.h"
+
+namespace horde {
+namespace torch_ops {
+
+// The operations frameworks call, on at::Tensors, shared by the Python extension and
+// the C++ API. Failures throw horde::Error; local misuse has code kInvalidArgument.
+
+void Init();
+void Shutdown();
+bool IsInitialized();
+// This process's place in the job; throws if horde is not initialized.
+Topology CurrentTopology();
+RuntimeStats Stats();
+bool MpiThreadsSupported();
+
+// Each returns a handle at once; the operation runs on the background thread. An empty
+// name gets "<op>.noname.<handle>", which matches across ranks that submit in the same
+// order. `output` must be contiguous, with the input's dtype and shape.
+int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
+                   ReduceOp op, double prescale, double postscale);
+int AllgatherAsync(const at::Tensor& input, const std::string& name);
+int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
+                   const std::string& name);
+
+bool Poll(int handle);
+// Waits for the operation and returns its output tensor.
+at::Tensor Synchronize(int handle);
+
+}  // namespace torch_ops
+}  // namespace horde

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "core/tensor.h"
+
+namespace horde {
+
+// An at::Tensor seen through core's Tensor interface. The tensor must be contiguous.
+class TorchTensor : public Tensor {
+ public:
+  explicit TorchTensor(at::Tensor tensor) : tensor_(std::move(tensor)) {}
+
+  DataType dtype() const override;
+  TensorShape shape() const override;
+  int32_t device() const override;
+  void* data() override { return tensor_.data_ptr(); }
+
+  const at::Tensor& tensor() const { return tensor_; }
+
+ private:
+  at::Tensor tensor_;
+};
+
+// The horde dtype of a torch scalar type; InvalidArgument naming it if horde has none.
+Status ToHordeType(at::ScalarType type, DataType* dtype);
+
+// Allocates outputs like `prototype` (its dtype and device) for operations whose output
+// shape is decided by negotiation.
+OutputAllocator TorchOutputAllocator(const at::Tensor& prototype);
+
+}  // namespace horde
