@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Sets horde up on a Debian 12 machine: the Debian packages it builds on, then the
+# build and install of the `horde` package into the virtual environment .venv/ in the
+# checkout. Safe to run again: it installs only what is missing and rebuilds
+# incrementally (build/python, ccache).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake ccache git
+  libopenmpi-dev openmpi-bin
+  libtorch-dev python3-torch python3-dev python3-venv python3-setuptools python3-wheel
+  pybind11-dev python3-pybind11 python3-numpy
+  python3-pytest python3-pytest-timeout libgtest-dev
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "horde install: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Debian's torch lives in the system site-packages; the venv must see it.
+if [ ! -x .venv/bin/python ]; then
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+
+echo "horde install: building and installing into .venv (first build takes a few minutes)"
+HORDE_BUILD_JOBS="${HORDE_BUILD_JOBS:-$(nproc)}" \
+  .venv/bin/pip install --no-build-isolation --no-deps -q .
+.venv/bin/python -c "import horde.torch" && echo "horde install: done (.venv/bin/python -c 'import horde.torch' works)"
