@@ -1,0 +1,166 @@
+// The runtime over real MPI, without torch: run under mpirun with 2 and 4 ranks.
+// Every test makes the same collective calls on every rank.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "core/api.h"
+#include "mpi_ops/half_float.h"
+#include "mpi_ops/make_runtime.h"
+#include "tests/mpi/host_tensor.h"
+
+namespace horde {
+namespace {
+
+using testing::HostAllocator;
+using testing::HostTensor;
+
+// One submitted operation whose completion a test can wait for.
+struct Pending {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Status status;
+  TensorEntry* entry = nullptr;
+
+  Status Wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return done; });
+    return status;
+  }
+};
+
+std::shared_ptr<Pending> Submit(Request request, std::shared_ptr<Tensor> input,
+                                std::shared_ptr<Tensor> output, std::shared_ptr<Tensor>* gathered = nullptr) {
+  auto pending = std::make_shared<Pending>();
+  TensorEntry entry;
+  entry.name = request.name;
+  request.dtype = input->dtype();
+  request.shape = input->shape();
+  entry.input = input;
+  entry.output = output;
+  OutputAllocator host = HostAllocator(input->dtype());
+  entry.allocate_output = [host, gathered](const TensorShape& shape, std::shared_ptr<Tensor>* out) {
+    HORDE_RETURN_IF_ERROR(host(shape, out));
+    if (gathered) *gathered = *out;
+    return Status::Ok();
+  };
+  entry.callback = [pending](const Status& s) {
+    std::lock_guard<std::mutex> lock(pending->mu);
+    pending->done = true;
+    pending->status = s;
+    pending->cv.notify_all();
+  };
+  Status s = CurrentRuntime()->Enqueue(std::move(request), std::move(entry));
+  if (!s.ok()) {
+    pending->done = true;
+    pending->status = s;
+  }
+  return pending;
+}
+
+Request Allreduce(const std::string& name, ReduceOp op) {
+  Request r;
+  r.op = OpType::kAllreduce;
+  r.name = name;
+  r.reduce_op = op;
+  return r;
+}
+
+int Rank() { return CurrentRuntime()->topology().rank; }
+int Size() { return CurrentRuntime()->topology().size; }
+
+TEST(MpiRuntime, Float16SumComputesInFloat) {
+  auto t = std::make_shared<HostTensor>(DataType::kFloat16, TensorShape{3, 5});
+  for (int i = 0; i < 15; ++i) t->as<uint16_t>()[i] = FloatToFloat16(0.5f * (Rank() + 1) + i);
+  ASSERT_TRUE(Submit(Allreduce("fp16.sum", ReduceOp::kSum), t, t)->Wait().ok());
+  const int n = Size();
+  for (int i = 0; i < 15; ++i) {
+    float expected = 0.5f * n * (n + 1) / 2 + i * n;
+    EXPECT_EQ(Float16ToFloat(t->as<uint16_t>()[i]), expected) << i;
+  }
+}
+
+TEST(MpiRuntime, ManySmallTensorsOfMixedDtypesAreFusedPerDtype) {
+  const RuntimeStats before = CurrentRuntime()->stats();
+  std::vector<std::shared_ptr<HostTensor>> floats, ints;
+  std::vector<std::shared_ptr<Pending>> pending;
+  for (int i = 0; i < 60; ++i) {
+    floats.push_back(std::make_shared<HostTensor>(DataType::kFloat32, TensorShape{i % 7 + 1}));
+    ints.push_back(std::make_shared<HostTensor>(DataType::kInt32, TensorShape{2, i % 5 + 1}));
+    for (int k = 0; k < floats.back()->shape()[0]; ++k) floats.back()->as<float>()[k] = Rank() + i;
+    for (int k = 0; k < 2 * (i % 5 + 1); ++k) ints.back()->as<int32_t>()[k] = Rank() * 10 + i;
+    pending.push_back(Submit(Allreduce("mix.f" + std::to_string(i), ReduceOp::kMax), floats.back(), floats.back()));
+    pending.push_back(Submit(Allreduce("mix.i" + std::to_string(i), ReduceOp::kAverage), ints.back(), ints.back()));
+  }
+  for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
+  const int n = Size();
+  for (int i = 0; i < 60; ++i) {
+    EXPECT_EQ(floats[i]->as<float>()[0], n - 1 + i);
+    // Average of r*10+i over ranks, truncated toward zero.
+    EXPECT_EQ(ints[i]->as<int32_t>()[0], static_cast<int32_t>((10.0 * (n - 1) / 2) + i));
+  }
+  const RuntimeStats after = CurrentRuntime()->stats();
+  EXPECT_GT(after.fused_tensors, before.fused_tensors);
+  EXPECT_LT(after.responses_executed - before.responses_executed, 120);
+}
+
+TEST(MpiRuntime, AllgatherConcatenatesRowsOfDifferentCounts) {
+  const int rows = Rank() + 1;
+  auto t = std::make_shared<HostTensor>(DataType::kInt64, TensorShape{rows, 2});
+  for (int i = 0; i < rows * 2; ++i) t->as<int64_t>()[i] = Rank() * 100 + i;
+  Request r;
+  r.op = OpType::kAllgather;
+  r.name = "gather.rows";
+  std::shared_ptr<Tensor> out;
+  ASSERT_TRUE(Submit(r, t, nullptr, &out)->Wait().ok());
+  const int n = Size();
+  ASSERT_EQ(out->shape(), (TensorShape{n * (n + 1) / 2, 2}));
+  auto* values = static_cast<int64_t*>(out->data());
+  int at = 0;
+  for (int rank = 0; rank < n; ++rank) {
+    for (int i = 0; i < (rank + 1) * 2; ++i) EXPECT_EQ(values[at++], rank * 100 + i);
+  }
+}
+
+TEST(MpiRuntime, BroadcastFromEveryRoot) {
+  for (int root = 0; root < Size(); ++root) {
+    auto t = std::make_shared<HostTensor>(DataType::kFloat64, TensorShape{4});
+    for (int i = 0; i < 4; ++i) t->as<double>()[i] = Rank() + 0.25 * i;
+    Request r;
+    r.op = OpType::kBroadcast;
+    r.name = "bcast." + std::to_string(root);
+    r.root = root;
+    ASSERT_TRUE(Submit(r, t, t)->Wait().ok());
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(t->as<double>()[i], root + 0.25 * i);
+  }
+}
+
+TEST(MpiRuntime, MismatchedShapesFailOnEveryRankAndTheNextOpWorks) {
+  auto bad = std::make_shared<HostTensor>(DataType::kFloat32, TensorShape{Rank() + 2});
+  Status s = Submit(Allreduce("mismatch", ReduceOp::kSum), bad, bad)->Wait();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("shape"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'mismatch'"), std::string::npos) << s.message();
+
+  auto good = std::make_shared<HostTensor>(DataType::kFloat32, TensorShape{1});
+  good->as<float>()[0] = 1.0f;
+  ASSERT_TRUE(Submit(Allreduce("after.mismatch", ReduceOp::kSum), good, good)->Wait().ok());
+  EXPECT_EQ(good->as<float>()[0], static_cast<float>(Size()));
+}
+
+}  // namespace
+}  // namespace horde
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  horde::Status s = horde::InitRuntime(horde::mpi::MakeRuntime);
+  if (!s.ok()) {
+    fprintf(stderr, "horde init failed: %s\n", s.message().c_str());
+    return 1;
+  }
+  int result = RUN_ALL_TESTS();
+  horde::ShutdownRuntime();
+  return result;
+}
