@@ -54,7 +54,7 @@ std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse> ready) co
       break;
     }
     if (!placed) {
-      bool fits = item.bytes <= threshold_;
+      bool fits = threshold_ > 0 && item.bytes <= threshold_;
       groups.push_back({std::move(item.response), item.bytes, fits});
     }
   }

@@ -9,12 +9,17 @@ Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
   std::vector<std::string> gathered;
   HORDE_RETURN_IF_ERROR(transport_->GatherToCoordinator(EncodeRequestList(mine), &gathered));
   std::string decision;
+  Status coordinated;
   if (transport_->rank() == 0) {
     ResponseList list;
-    HORDE_RETURN_IF_ERROR(Coordinate(gathered, &list));
-    decision = EncodeResponseList(list);
+    coordinated = Coordinate(gathered, &list);
+    if (coordinated.ok()) decision = EncodeResponseList(list);
   }
+  // A failed coordinator still broadcasts (an empty decision, which no valid list encodes
+  // to), so the other ranks fail this round with it instead of waiting forever.
   HORDE_RETURN_IF_ERROR(transport_->BroadcastFromCoordinator(&decision));
+  HORDE_RETURN_IF_ERROR(coordinated);
+  if (decision.empty()) return Status::Internal("the coordinator failed this negotiation round");
   return DecodeResponseList(decision, out);
 }
 

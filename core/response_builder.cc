@@ -1,15 +1,22 @@
 #include "core/response_builder.h"
 
+#include <cstdlib>
 #include <functional>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
 namespace horde {
 namespace {
 
+// The shortest form that reads back as `v`, so factors that differ never print alike.
 std::string FormatDouble(double v) {
   std::ostringstream s;
-  s << v;
+  for (int precision = 6; precision <= 17; ++precision) {
+    s.str("");
+    s << std::setprecision(precision) << v;
+    if (std::strtod(s.str().c_str(), nullptr) == v) break;
+  }
   return s.str();
 }
 
@@ -42,7 +49,7 @@ bool Agree(const std::vector<Request>& by_rank, const char* field,
 std::string TrailingShape(const Request& r) {
   if (r.shape.empty()) return "a scalar";
   TensorShape rest(r.shape.begin() + 1, r.shape.end());
-  return "[*" + (rest.empty() ? std::string() : ", " + ShapeString(rest).substr(1));
+  return "[*" + (rest.empty() ? std::string("]") : ", " + ShapeString(rest).substr(1));
 }
 
 bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
