@@ -1,0 +1,131 @@
+#include "core/config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace horde {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+EnvLookup LookupIn(const Env& env) {
+  return [env](const std::string& name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+Status Parse(const Env& env, Config* config) { return Config::FromEnv(LookupIn(env), config); }
+
+TEST(Config, DefaultsWhenNothingIsSet) {
+  Config config;
+  config.fusion_threshold_bytes = 7;  // must be overwritten with the default
+  ASSERT_TRUE(Parse({}, &config).ok());
+  EXPECT_EQ(config.fusion_threshold_bytes, 128 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(config.cycle_time_ms, 1.0);
+  EXPECT_EQ(config.log_level, LogLevel::kWarning);
+}
+
+TEST(Config, ReadsHordeVariables) {
+  Config config;
+  Status s = Parse({{"HORDE_FUSION_THRESHOLD", "0"},
+                    {"HORDE_CYCLE_TIME", "2.5"},
+                    {"HORDE_LOG_LEVEL", "debug"},
+                    {"HORDE_CPU_OPERATIONS", "MPI"}},
+                   &config);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(config.fusion_threshold_bytes, 0);
+  EXPECT_DOUBLE_EQ(config.cycle_time_ms, 2.5);
+  EXPECT_EQ(config.log_level, LogLevel::kDebug);
+}
+
+TEST(Config, AcceptsHorovodAliases) {
+  Config config;
+  Status s = Parse({{"HOROVOD_FUSION_THRESHOLD", "67108864"},
+                    {"HOROVOD_CYCLE_TIME", "5"},
+                    {"HOROVOD_LOG_LEVEL", "ERROR"},
+                    {"HOROVOD_CPU_OPERATIONS", "mpi"}},
+                   &config);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(config.fusion_threshold_bytes, 64 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(config.cycle_time_ms, 5.0);
+  EXPECT_EQ(config.log_level, LogLevel::kError);
+}
+
+TEST(Config, HordeNameWinsOverHorovodAlias) {
+  Config config;
+  Status s = Parse({{"HORDE_FUSION_THRESHOLD", "1024"},
+                    {"HOROVOD_FUSION_THRESHOLD", "2048"},
+                    {"HORDE_CYCLE_TIME", "0.5"},
+                    {"HOROVOD_CYCLE_TIME", "9"},
+                    {"HORDE_LOG_LEVEL", "trace"},
+                    {"HOROVOD_LOG_LEVEL", "fatal"}},
+                   &config);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(config.fusion_threshold_bytes, 1024);
+  EXPECT_DOUBLE_EQ(config.cycle_time_ms, 0.5);
+  EXPECT_EQ(config.log_level, LogLevel::kTrace);
+}
+
+TEST(Config, MalformedHordeValueIsAnErrorEvenWithAValidAlias) {
+  // The HORDE_ name wins, so its bad value is not papered over by the alias.
+  Config config;
+  Status s =
+      Parse({{"HORDE_FUSION_THRESHOLD", "abc"}, {"HOROVOD_FUSION_THRESHOLD", "1024"}}, &config);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("HORDE_FUSION_THRESHOLD"), std::string::npos) << s.message();
+}
+
+struct MalformedCase {
+  std::string variable;
+  std::string value;
+  std::string expected_form;  // what the message must say is expected
+};
+
+class MalformedValue : public ::testing::TestWithParam<MalformedCase> {};
+
+TEST_P(MalformedValue, IsInvalidArgumentNamingVariableAndExpectedForm) {
+  const MalformedCase& c = GetParam();
+  Config config;
+  config.fusion_threshold_bytes = 42;  // an error must leave the output untouched
+  Status s = Parse({{c.variable, c.value}}, &config);
+  ASSERT_EQ(s.code(), StatusCode::kInvalidArgument) << c.variable << "=" << c.value;
+  EXPECT_NE(s.message().find(c.variable), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'" + c.value + "'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(c.expected_form), std::string::npos) << s.message();
+  EXPECT_EQ(config.fusion_threshold_bytes, 42);
+}
+
+const char kInteger[] = "a non-negative integer";
+const char kPositive[] = "a positive number";
+const char kLevels[] = "one of trace, debug, info, warning, error, fatal";
+const char kMpi[] = "MPI";
+
+INSTANTIATE_TEST_SUITE_P(
+    AllVariables, MalformedValue,
+    ::testing::Values(MalformedCase{"HORDE_FUSION_THRESHOLD", "abc", kInteger},
+                      MalformedCase{"HORDE_FUSION_THRESHOLD", "-1", kInteger},
+                      MalformedCase{"HORDE_FUSION_THRESHOLD", "12x", kInteger},
+                      MalformedCase{"HORDE_FUSION_THRESHOLD", "", kInteger},
+                      MalformedCase{"HORDE_FUSION_THRESHOLD", "1.5", kInteger},
+                      MalformedCase{"HORDE_FUSION_THRESHOLD", "99999999999999999999", kInteger},
+                      MalformedCase{"HOROVOD_FUSION_THRESHOLD", "64MB", kInteger},
+                      MalformedCase{"HORDE_CYCLE_TIME", "abc", kPositive},
+                      MalformedCase{"HORDE_CYCLE_TIME", "-1", kPositive},
+                      MalformedCase{"HORDE_CYCLE_TIME", "0", kPositive},
+                      MalformedCase{"HORDE_CYCLE_TIME", "12x", kPositive},
+                      MalformedCase{"HORDE_CYCLE_TIME", "", kPositive},
+                      MalformedCase{"HORDE_CYCLE_TIME", "nan", kPositive},
+                      MalformedCase{"HORDE_CYCLE_TIME", "inf", kPositive},
+                      MalformedCase{"HOROVOD_CYCLE_TIME", "5ms", kPositive},
+                      MalformedCase{"HORDE_LOG_LEVEL", "loud", kLevels},
+                      MalformedCase{"HORDE_LOG_LEVEL", "", kLevels},
+                      MalformedCase{"HOROVOD_LOG_LEVEL", "warn", kLevels},
+                      MalformedCase{"HORDE_CPU_OPERATIONS", "GLOO", kMpi},
+                      MalformedCase{"HORDE_CPU_OPERATIONS", "", kMpi},
+                      MalformedCase{"HOROVOD_CPU_OPERATIONS", "ccl", kMpi}));
+
+}  // namespace
+}  // namespace horde

@@ -1,0 +1,295 @@
+#include "core/negotiator.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "core/wire_codec.h"
+#include "tests/cpp/fake_transport.h"
+
+namespace horde {
+namespace {
+
+constexpr int64_t kDefaultThreshold = 128 * 1024 * 1024;
+
+// N ranks in one process, each with its own Negotiator over a fake transport; every
+// round runs on N threads at once, as the ranks' background loops would.
+class SimulatedRanks {
+ public:
+  explicit SimulatedRanks(int size, int64_t fusion_threshold = kDefaultThreshold,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10))
+      : hub_(std::make_shared<testing::FakeHub>(size, timeout)) {
+    for (int rank = 0; rank < size; ++rank) {
+      transports_.push_back(std::make_unique<testing::FakeTransport>(hub_, rank));
+      negotiators_.push_back(
+          std::make_unique<Negotiator>(transports_.back().get(), fusion_threshold));
+    }
+  }
+
+  int size() const { return hub_->size(); }
+  size_t pending_on_coordinator() const { return negotiators_[0]->pending_on_coordinator(); }
+
+  void RunRound(const std::vector<RequestList>& mine, std::vector<Status>* status,
+                std::vector<ResponseList>* decided) {
+    status->assign(size(), Status());
+    decided->assign(size(), ResponseList());
+    testing::RunOnRanks(size(), [&](int rank) {
+      (*status)[rank] = negotiators_[rank]->RunRound(mine[rank], &(*decided)[rank]);
+    });
+  }
+
+  // One round that must succeed with the same decision on every rank; returns it.
+  ResponseList Round(const std::vector<RequestList>& mine) {
+    std::vector<Status> status;
+    std::vector<ResponseList> decided;
+    RunRound(mine, &status, &decided);
+    for (int rank = 0; rank < size(); ++rank) {
+      EXPECT_TRUE(status[rank].ok()) << "rank " << rank << ": " << status[rank].message();
+      EXPECT_EQ(EncodeResponseList(decided[rank]), EncodeResponseList(decided[0]))
+          << "rank " << rank << " decided differently from the coordinator";
+    }
+    return decided[0];
+  }
+
+ private:
+  std::shared_ptr<testing::FakeHub> hub_;
+  std::vector<std::unique_ptr<testing::FakeTransport>> transports_;
+  std::vector<std::unique_ptr<Negotiator>> negotiators_;
+};
+
+Request Allreduce(const std::string& name, DataType dtype = DataType::kFloat32,
+                  TensorShape shape = {4}) {
+  Request r;
+  r.name = name;
+  r.dtype = dtype;
+  r.shape = std::move(shape);
+  return r;
+}
+
+// What each rank submits this round, built per rank.
+std::vector<RequestList> PerRank(int size, const std::function<std::vector<Request>(int)>& fn) {
+  std::vector<RequestList> lists(size);
+  for (int rank = 0; rank < size; ++rank) {
+    lists[rank].requests = fn(rank);
+    for (auto& r : lists[rank].requests) r.rank = rank;
+  }
+  return lists;
+}
+
+std::vector<RequestList> Everyone(int size, const std::vector<Request>& requests) {
+  return PerRank(size, [&](int) { return requests; });
+}
+
+std::vector<RequestList> Nobody(int size) { return std::vector<RequestList>(size); }
+
+class NegotiatorTest : public ::testing::TestWithParam<int> {
+ protected:
+  int size() const { return GetParam(); }
+};
+
+TEST_P(NegotiatorTest, AllRanksReadyGivesOneIdenticalResponse) {
+  SimulatedRanks ranks(size());
+  Request r = Allreduce("grad.w", DataType::kFloat64, {2, 3});
+  r.reduce_op = ReduceOp::kAverage;
+  r.prescale = 0.5;
+  r.postscale = 0.25;
+  r.device = 1;
+  ResponseList decided = ranks.Round(Everyone(size(), {r}));
+  ASSERT_EQ(decided.responses.size(), 1u);
+  const Response& response = decided.responses[0];
+  EXPECT_EQ(response.kind, Response::Kind::kCollective);
+  EXPECT_EQ(response.op, OpType::kAllreduce);
+  EXPECT_EQ(response.names, std::vector<std::string>{"grad.w"});
+  EXPECT_EQ(response.dtype, DataType::kFloat64);
+  EXPECT_EQ(response.reduce_op, ReduceOp::kAverage);
+  EXPECT_EQ(response.prescale, 0.5);
+  EXPECT_EQ(response.postscale, 0.25);
+  EXPECT_EQ(response.device, 1);
+  EXPECT_FALSE(decided.shutdown);
+  EXPECT_EQ(ranks.pending_on_coordinator(), 0u);
+}
+
+TEST_P(NegotiatorTest, NoResponseUntilEveryRankHasAsked) {
+  SimulatedRanks ranks(size());
+  auto all_but_rank1 = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Allreduce("late")};
+  });
+  EXPECT_TRUE(ranks.Round(all_but_rank1).responses.empty());
+  EXPECT_EQ(ranks.pending_on_coordinator(), 1u);
+  EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty());
+
+  auto only_rank1 = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{Allreduce("late")} : std::vector<Request>{};
+  });
+  ResponseList decided = ranks.Round(only_rank1);
+  ASSERT_EQ(decided.responses.size(), 1u);
+  EXPECT_EQ(decided.responses[0].kind, Response::Kind::kCollective);
+  EXPECT_EQ(decided.responses[0].names, std::vector<std::string>{"late"});
+  EXPECT_EQ(ranks.pending_on_coordinator(), 0u);
+}
+
+struct Mismatch {
+  const char* field;                     // as the error message names it
+  Request agreed;                        // what every rank but rank 1 sends
+  std::function<void(Request*)> change;  // what rank 1 does differently
+  const char* agreed_value;
+  const char* odd_value;
+};
+
+Request WithOp(OpType op, TensorShape shape = {4}) {
+  Request r = Allreduce("bad", DataType::kFloat32, std::move(shape));
+  r.op = op;
+  return r;
+}
+
+std::function<void(Request*)> Reshape(TensorShape shape) {
+  return [shape](Request* r) { r->shape = shape; };
+}
+
+std::vector<Mismatch> AllMismatches() {
+  const Request allreduce = WithOp(OpType::kAllreduce);
+  return {
+      {"dtype", allreduce, [](Request* r) { r->dtype = DataType::kInt32; }, "float32", "int32"},
+      {"shape", WithOp(OpType::kAllreduce, {2, 3}), Reshape({3, 2}), "[2, 3]", "[3, 2]"},
+      {"reduce op", allreduce, [](Request* r) { r->reduce_op = ReduceOp::kMax; }, "Sum", "Max"},
+      {"prescale factor", allreduce, [](Request* r) { r->prescale = 0.5; }, "1", "0.5"},
+      {"postscale factor", allreduce, [](Request* r) { r->postscale = 0.125; }, "1", "0.125"},
+      // Differs only in the 7th significant digit: still a disagreement.
+      {"prescale factor", allreduce, [](Request* r) { r->prescale = 1.0 + 1.0 / (1 << 20); }, "1",
+       "1.0000009536743164"},
+      {"operation", allreduce, [](Request* r) { r->op = OpType::kBroadcast; }, "allreduce",
+       "broadcast"},
+      {"root rank", WithOp(OpType::kBroadcast), [](Request* r) { r->root = 1; }, "0", "1"},
+      {"shape", WithOp(OpType::kBroadcast), Reshape({5}), "[4]", "[5]"},
+      {"device", allreduce, [](Request* r) { r->device = 0; }, "cpu", "cuda:0"},
+      {"shape (all but the first dimension)", WithOp(OpType::kAllgather, {2, 3}), Reshape({2, 4}),
+       "[*, 3]", "[*, 4]"},
+      {"shape (all but the first dimension)", WithOp(OpType::kAllgather, {3}), Reshape({3, 1}),
+       "[*]", "[*, 1]"},
+  };
+}
+
+std::string OtherRanks(int size) {
+  if (size == 2) return "rank 0";
+  std::string s = "ranks 0";
+  for (int rank = 2; rank < size; ++rank) s += "," + std::to_string(rank);
+  return s;
+}
+
+TEST_P(NegotiatorTest, EachMismatchIsAnErrorNamingTensorFieldAndValues) {
+  for (const Mismatch& m : AllMismatches()) {
+    SCOPED_TRACE(std::string(m.field) + ": " + m.agreed_value + " vs " + m.odd_value);
+    SimulatedRanks ranks(size());
+    // A healthy tensor in the same round must not be dragged down by the bad one.
+    ResponseList decided = ranks.Round(PerRank(size(), [&](int rank) {
+      Request bad = m.agreed;
+      if (rank == 1) m.change(&bad);
+      return std::vector<Request>{bad, Allreduce("healthy", DataType::kInt64)};
+    }));
+    ASSERT_EQ(decided.responses.size(), 2u);
+    const Response& error = decided.responses[0];
+    EXPECT_EQ(error.kind, Response::Kind::kError);
+    EXPECT_EQ(error.names, std::vector<std::string>{"bad"});
+    const std::string& msg = error.error_message;
+    EXPECT_NE(msg.find("'bad'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string("the ") + m.field + " of"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(m.agreed_value + (" on " + OtherRanks(size()))), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string(m.odd_value) + " on rank 1"), std::string::npos) << msg;
+    EXPECT_EQ(decided.responses[1].kind, Response::Kind::kCollective);
+    EXPECT_EQ(decided.responses[1].names, std::vector<std::string>{"healthy"});
+  }
+}
+
+TEST_P(NegotiatorTest, AllgatherFirstDimensionsMayDifferAndAreReported) {
+  SimulatedRanks ranks(size());
+  ResponseList decided = ranks.Round(PerRank(size(), [](int rank) {
+    return std::vector<Request>{WithOp(OpType::kAllgather, {rank + 1, 3, 2})};
+  }));
+  ASSERT_EQ(decided.responses.size(), 1u);
+  const Response& response = decided.responses[0];
+  EXPECT_EQ(response.kind, Response::Kind::kCollective) << response.error_message;
+  EXPECT_EQ(response.op, OpType::kAllgather);
+  std::vector<int64_t> expected;
+  for (int rank = 0; rank < size(); ++rank) expected.push_back(rank + 1);
+  EXPECT_EQ(response.first_dims, expected);
+}
+
+TEST_P(NegotiatorTest, ShutdownFromAnyOneRankReachesEveryRank) {
+  SimulatedRanks ranks(size());
+  std::vector<RequestList> mine = Everyone(size(), {Allreduce("last")});
+  mine[size() - 1].shutdown = true;
+  std::vector<Status> status;
+  std::vector<ResponseList> decided;
+  ranks.RunRound(mine, &status, &decided);
+  for (int rank = 0; rank < size(); ++rank) {
+    ASSERT_TRUE(status[rank].ok()) << status[rank].message();
+    EXPECT_TRUE(decided[rank].shutdown) << "rank " << rank;
+    // Work that became ready in the same round is still decided.
+    ASSERT_EQ(decided[rank].responses.size(), 1u);
+    EXPECT_EQ(decided[rank].responses[0].names, std::vector<std::string>{"last"});
+  }
+  EXPECT_FALSE(ranks.Round(Nobody(size())).shutdown);
+}
+
+TEST_P(NegotiatorTest, ResponsesComeInTheOrderNamesWereFirstRequested) {
+  for (int64_t threshold : {int64_t{0}, kDefaultThreshold}) {
+    SCOPED_TRACE("fusion threshold " + std::to_string(threshold));
+    SimulatedRanks ranks(size(), threshold);
+    auto round1 = PerRank(size(), [](int rank) {
+      return rank == 0 ? std::vector<Request>{Allreduce("z")} : std::vector<Request>{};
+    });
+    EXPECT_TRUE(ranks.Round(round1).responses.empty());
+    auto round2 = PerRank(size(), [](int rank) {
+      if (rank == 0) return std::vector<Request>{Allreduce("y"), Allreduce("x")};
+      return std::vector<Request>{Allreduce("x"), Allreduce("y"), Allreduce("z")};
+    });
+    std::vector<std::string> order;
+    for (const auto& r : ranks.Round(round2).responses) {
+      order.insert(order.end(), r.names.begin(), r.names.end());
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"z", "y", "x"}));
+  }
+}
+
+TEST_P(NegotiatorTest, SmallAllreducesOfOneDtypeAreFusedOthersAreNot) {
+  SimulatedRanks ranks(size());
+  std::vector<Request> requests;
+  for (int i = 0; i < 5; ++i) {
+    requests.push_back(Allreduce("f" + std::to_string(i), DataType::kFloat32));
+    requests.push_back(Allreduce("i" + std::to_string(i), DataType::kInt32));
+  }
+  ResponseList decided = ranks.Round(Everyone(size(), requests));
+  ASSERT_EQ(decided.responses.size(), 2u);
+  EXPECT_EQ(decided.responses[0].dtype, DataType::kFloat32);
+  EXPECT_EQ(decided.responses[0].names, (std::vector<std::string>{"f0", "f1", "f2", "f3", "f4"}));
+  EXPECT_EQ(decided.responses[1].dtype, DataType::kInt32);
+  EXPECT_EQ(decided.responses[1].names, (std::vector<std::string>{"i0", "i1", "i2", "i3", "i4"}));
+}
+
+TEST_P(NegotiatorTest, UndecodableRequestFailsTheRoundOnEveryRankWithoutHanging) {
+  // The coordinator cannot decode a negative dimension. It must still take part in the
+  // broadcast, or every other rank would wait for it forever (here: until the timeout).
+  SimulatedRanks ranks(size(), kDefaultThreshold, std::chrono::seconds(3));
+  auto mine = PerRank(size(), [](int rank) {
+    return std::vector<Request>{Allreduce("w", DataType::kFloat32, {rank == 1 ? -1 : 4})};
+  });
+  std::vector<Status> status;
+  std::vector<ResponseList> decided;
+  ranks.RunRound(mine, &status, &decided);
+  for (int rank = 0; rank < size(); ++rank) {
+    EXPECT_EQ(status[rank].code(), StatusCode::kInternal) << "rank " << rank;
+    EXPECT_EQ(status[rank].message().find("timed out"), std::string::npos)
+        << "rank " << rank << ": " << status[rank].message();
+  }
+  EXPECT_NE(status[0].message().find("from rank 1"), std::string::npos) << status[0].message();
+  EXPECT_NE(status[1].message().find("coordinator failed"), std::string::npos)
+      << status[1].message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, NegotiatorTest, ::testing::Values(2, 4),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "ranks";
+                         });
+
+}  // namespace
+}  // namespace horde

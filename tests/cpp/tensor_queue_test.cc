@@ -1,0 +1,116 @@
+#include "core/tensor_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace horde {
+namespace {
+
+Request Named(const std::string& name) {
+  Request r;
+  r.name = name;
+  return r;
+}
+
+TensorEntry EntryNamed(const std::string& name) {
+  TensorEntry e;
+  e.name = name;
+  return e;
+}
+
+Status Add(TensorQueue* queue, const std::string& name) {
+  return queue->Add(Named(name), EntryNamed(name));
+}
+
+std::vector<std::string> NamesOf(const std::vector<TensorEntry>& entries) {
+  std::vector<std::string> names;
+  for (const auto& e : entries) names.push_back(e.name);
+  return names;
+}
+
+TEST(TensorQueue, RejectsADuplicateNameWhileInFlight) {
+  TensorQueue queue;
+  ASSERT_TRUE(Add(&queue, "grad").ok());
+  Status s = Add(&queue, "grad");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'grad' is already in flight"), std::string::npos) << s.message();
+  // Only the first was queued for negotiation.
+  EXPECT_EQ(queue.TakeNewRequests().size(), 1u);
+
+  // Once it has completed, the name is free again.
+  EXPECT_EQ(NamesOf(queue.TakeEntries({"grad"})), std::vector<std::string>{"grad"});
+  EXPECT_TRUE(Add(&queue, "grad").ok());
+}
+
+TEST(TensorQueue, NewRequestsAreTakenOnceInSubmissionOrder) {
+  TensorQueue queue;
+  for (const char* name : {"c", "a", "b"}) ASSERT_TRUE(Add(&queue, name).ok());
+  std::vector<std::string> names;
+  for (const auto& r : queue.TakeNewRequests()) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"c", "a", "b"}));
+  EXPECT_TRUE(queue.TakeNewRequests().empty());
+}
+
+TEST(TensorQueue, TakeEntriesFollowsTheGivenOrderAndSkipsUnknownNames) {
+  TensorQueue queue;
+  for (const char* name : {"a", "b", "c"}) ASSERT_TRUE(Add(&queue, name).ok());
+  EXPECT_EQ(NamesOf(queue.TakeEntries({"c", "unknown", "a"})),
+            (std::vector<std::string>{"c", "a"}));
+  // Taken entries are gone; "b" is still there.
+  EXPECT_TRUE(queue.TakeEntries({"a", "c"}).empty());
+  EXPECT_EQ(NamesOf(queue.TakeEntries({"b"})), std::vector<std::string>{"b"});
+}
+
+TEST(TensorQueue, CloseReturnsPendingEntriesAndRefusesLaterAdds) {
+  TensorQueue queue;
+  ASSERT_TRUE(Add(&queue, "x").ok());
+  ASSERT_TRUE(Add(&queue, "y").ok());
+  queue.TakeNewRequests();  // "x" and "y" are now in negotiation, still pending
+  ASSERT_TRUE(Add(&queue, "z").ok());
+
+  std::vector<std::string> closed = NamesOf(queue.Close(Status::Aborted("horde has shut down")));
+  std::sort(closed.begin(), closed.end());
+  EXPECT_EQ(closed, (std::vector<std::string>{"x", "y", "z"}));
+  EXPECT_TRUE(queue.TakeNewRequests().empty());
+
+  Status s = Add(&queue, "late");
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  EXPECT_EQ(s.message(), "horde has shut down");
+  EXPECT_TRUE(queue.TakeNewRequests().empty());
+  EXPECT_TRUE(queue.TakeEntries({"late"}).empty());
+}
+
+TEST(TensorQueue, WaitForWorkReturnsOnAddOrWake) {
+  TensorQueue queue;
+  const auto kLong = std::chrono::seconds(20);
+  auto start = std::chrono::steady_clock::now();
+  std::thread adder([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(Add(&queue, "work").ok());
+  });
+  queue.WaitForWork(kLong);
+  adder.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(queue.TakeNewRequests().size(), 1u);
+
+  start = std::chrono::steady_clock::now();
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    queue.Wake();
+  });
+  queue.WaitForWork(kLong);
+  waker.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(TensorQueue, WaitForWorkTimesOutWhenIdle) {
+  TensorQueue queue;
+  auto start = std::chrono::steady_clock::now();
+  queue.WaitForWork(std::chrono::milliseconds(30));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
+}
+
+}  // namespace
+}  // namespace horde
