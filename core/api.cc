@@ -14,7 +14,13 @@ std::shared_ptr<Runtime> g_runtime;
 
 Status InitRuntime(const RuntimeFactory& factory) {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_runtime) return Status::Ok();
+  if (g_runtime && !g_runtime->stopped()) return Status::Ok();
+  // A runtime whose loop ended because another rank shut down is replaced, so every
+  // rank can init() again together.
+  if (g_runtime) {
+    g_runtime->Shutdown();
+    g_runtime.reset();
+  }
   Config config;
   HORDE_RETURN_IF_ERROR(Config::FromEnv(ProcessEnv(), &config));
   SetLogLevel(config.log_level);

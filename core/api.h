@@ -12,7 +12,8 @@ namespace horde {
 using RuntimeFactory = std::function<Status(const Config&, std::unique_ptr<Runtime>*)>;
 
 // Reads the config from the environment and builds the runtime with `factory`.
-// A second call while initialized does nothing; after ShutdownRuntime() it starts anew.
+// A second call while running does nothing; after a shutdown (of this rank or any
+// other) it starts a new runtime.
 Status InitRuntime(const RuntimeFactory& factory);
 void ShutdownRuntime();
 // The running runtime, or nullptr before init() and after shutdown().

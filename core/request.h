@@ -9,6 +9,9 @@
 
 namespace horde {
 
+// The most dimensions a tensor may have (the wire format's limit).
+constexpr size_t kMaxTensorDims = 64;
+
 // What one rank asks for: the signature of one collective on one named tensor.
 // The coordinator compares these across ranks before anything runs.
 struct Request {

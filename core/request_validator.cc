@@ -34,7 +34,11 @@ Status ValidateAllreduce(const Request& r) {
 }  // namespace
 
 Status ValidateRequest(const Request& r, const Topology& topology) {
-  if (r.name.empty()) return Status::InvalidArgument("an operation needs a non-empty name");
+  if (r.shape.size() > kMaxTensorDims) {
+    return Status::InvalidArgument(Describe(r) + ": tensors may have at most " +
+                                   std::to_string(kMaxTensorDims) + " dimensions, got " +
+                                   std::to_string(r.shape.size()));
+  }
   switch (r.op) {
     case OpType::kAllreduce:
       return ValidateAllreduce(r);

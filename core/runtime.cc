@@ -22,6 +22,11 @@ Runtime::~Runtime() { Shutdown(); }
 
 Status Runtime::Enqueue(Request request, TensorEntry entry) {
   request.rank = topology_.rank;
+  if (request.name.empty()) {
+    int64_t n = unnamed_counts_[static_cast<size_t>(request.op)]++;
+    request.name = std::string(OpTypeName(request.op)) + ".noname." + std::to_string(n);
+  }
+  entry.name = request.name;
   HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
   return queue_.Add(std::move(request), std::move(entry));
 }
@@ -61,6 +66,7 @@ void Runtime::Loop() {
     for (const auto& response : decided.responses) Execute(response);
     if (decided.shutdown) break;
   }
+  stopped_ = true;
   for (auto& entry : queue_.Close(exit_status)) entry.callback(exit_status);
 }
 

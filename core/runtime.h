@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -28,11 +29,17 @@ class Runtime {
 
   // Validates and queues one operation; its callback fires on the background thread
   // once it has run (or failed). Local mistakes are returned here, synchronously.
+  // An unnamed operation is named "<op>.noname.<n>", n counting this runtime's unnamed
+  // operations of that kind, so ranks that submit them in the same order agree.
   Status Enqueue(Request request, TensorEntry entry);
 
   // Asks every rank to leave the loop and waits until this one has. Operations still
   // pending complete with an Aborted status. Safe to call more than once.
   void Shutdown();
+
+  // True once the background loop has exited: this rank or another shut down, or the
+  // transport failed. Operations submitted afterwards fail at once.
+  bool stopped() const { return stopped_.load(); }
 
   const Topology& topology() const { return topology_; }
   const Config& config() const { return config_; }
@@ -51,6 +58,8 @@ class Runtime {
   TensorQueue queue_;
 
   std::atomic<bool> shutdown_requested_{false};
+  std::atomic<bool> stopped_{false};
+  std::array<std::atomic<int64_t>, kNumOpTypes> unnamed_counts_{};
   mutable std::mutex stats_mu_;
   RuntimeStats stats_;
   std::thread loop_;

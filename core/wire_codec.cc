@@ -8,7 +8,10 @@ namespace {
 
 constexpr uint8_t kRequestListMagic = 0xA1;
 constexpr uint8_t kResponseListMagic = 0xB1;
-constexpr uint32_t kMaxDims = 64;
+// The fewest bytes one encoded item can take (all strings and lists empty), which
+// bounds how many items a count may claim before anything is allocated.
+constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4;
+constexpr size_t kMinResponseBytes = 1 + 1 + 4 + 4 + 1 + 1 + 8 + 8 + 4 + 4 + 4;
 
 class ByteWriter {
  public:
@@ -121,7 +124,7 @@ void EncodeRequest(const Request& r, ByteWriter* w) {
 
 bool DecodeRequest(ByteReader* r, Request* q) {
   if (!(r->Get(&q->rank) && r->GetString(&q->name) && r->GetEnum(&q->op, kNumOpTypes) &&
-        r->GetEnum(&q->dtype, kNumDataTypes) && r->GetInts(&q->shape, kMaxDims) &&
+        r->GetEnum(&q->dtype, kNumDataTypes) && r->GetInts(&q->shape, kMaxTensorDims) &&
         r->GetEnum(&q->reduce_op, kNumReduceOps) && r->Get(&q->prescale) &&
         r->Get(&q->postscale) && r->Get(&q->root) && r->Get(&q->device))) {
     return false;
@@ -179,7 +182,7 @@ Status DecodeRequestList(const std::string& bytes, RequestList* list) {
   *list = RequestList();
   uint32_t n = 0;
   if (r.ExpectMagic(kRequestListMagic) && r.GetBool(&list->shutdown) &&
-      r.GetCount(&n, sizeof(int32_t))) {
+      r.GetCount(&n, kMinRequestBytes)) {
     list->requests.resize(n);
     for (auto& q : list->requests) {
       if (!DecodeRequest(&r, &q)) break;
@@ -202,7 +205,7 @@ Status DecodeResponseList(const std::string& bytes, ResponseList* list) {
   *list = ResponseList();
   uint32_t n = 0;
   if (r.ExpectMagic(kResponseListMagic) && r.GetBool(&list->shutdown) &&
-      r.GetCount(&n, 2)) {
+      r.GetCount(&n, kMinResponseBytes)) {
     list->responses.resize(n);
     for (auto& p : list->responses) {
       if (!DecodeResponse(&r, &p)) break;

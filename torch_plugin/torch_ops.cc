@@ -52,13 +52,11 @@ int Submit(Request request, const at::Tensor& input, const at::Tensor& output) {
 
   HandleTable& handles = Handles();
   const int handle = handles.Allocate();
-  if (request.name.empty()) request.name = op_name + ".noname." + std::to_string(handle);
   auto input_tensor = std::make_shared<TorchTensor>(input);
   request.shape = input_tensor->shape();
   request.device = input_tensor->device();
 
   TensorEntry entry;
-  entry.name = request.name;
   entry.input = input_tensor;
   if (output.defined()) {
     entry.output = std::make_shared<TorchTensor>(output);
@@ -89,7 +87,10 @@ void Init() { ThrowIfError(InitRuntime(mpi::MakeRuntime)); }
 
 void Shutdown() { ShutdownRuntime(); }
 
-bool IsInitialized() { return CurrentRuntime() != nullptr; }
+bool IsInitialized() {
+  auto runtime = CurrentRuntime();
+  return runtime && !runtime->stopped();
+}
 
 Topology CurrentTopology() { return RequireRuntime()->topology(); }
 

@@ -23,8 +23,8 @@ RuntimeStats Stats();
 bool MpiThreadsSupported();
 
 // Each returns a handle at once; the operation runs on the background thread. An empty
-// name gets "<op>.noname.<handle>", which matches across ranks that submit in the same
-// order. `output` must be contiguous, with the input's dtype and shape.
+// name lets the runtime number the operation (see Runtime::Enqueue). `output` must be
+// contiguous, with the input's dtype and shape.
 int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                    ReduceOp op, double prescale, double postscale);
 int AllgatherAsync(const at::Tensor& input, const std::string& name);

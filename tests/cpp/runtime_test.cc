@@ -202,6 +202,32 @@ TEST(Runtime, EnqueuedOperationsCompleteOnEveryRank) {
   }
 }
 
+TEST(Runtime, UnnamedOperationsAreNumberedPerOpTypeAndMatchAcrossRanks) {
+  TwoRanks ranks;
+  Outcome done[2][3];
+  for (int rank = 0; rank < 2; ++rank) {
+    // A named operation in between must not shift the numbering.
+    ASSERT_TRUE(Submit(ranks[rank], Op(""), &done[rank][0]).ok());
+    ASSERT_TRUE(Submit(ranks[rank], Op("named." + std::to_string(rank)), &done[rank][1]).ok());
+    ASSERT_TRUE(Submit(ranks[rank], Op(""), &done[rank][2]).ok());
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    ExpectOk(&done[rank][0], "first unnamed op");
+    ExpectOk(&done[rank][2], "second unnamed op");
+    std::vector<std::string> executed;
+    for (const auto& names : ranks.log(rank)) executed.insert(executed.end(), names.begin(), names.end());
+    EXPECT_NE(std::find(executed.begin(), executed.end(), "allreduce.noname.0"), executed.end());
+    EXPECT_NE(std::find(executed.begin(), executed.end(), "allreduce.noname.1"), executed.end());
+  }
+  // The differently named ops never match; shutting down completes them.
+  ranks[0].Shutdown();
+  for (int rank = 0; rank < 2; ++rank) {
+    std::optional<Status> s = done[rank][1].Wait();
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->code(), StatusCode::kAborted);
+  }
+}
+
 TEST(Runtime, LocalMistakesAreReturnedFromEnqueue) {
   TwoRanks ranks;
   struct Case {
@@ -217,12 +243,14 @@ TEST(Runtime, LocalMistakesAreReturnedFromEnqueue) {
   bool_average.reduce_op = ReduceOp::kAverage;
   Request infinite_scale = Op("scaled");
   infinite_scale.postscale = std::numeric_limits<double>::infinity();
+  Request too_deep = Op("deep", 1);
+  too_deep.shape.assign(kMaxTensorDims + 1, 1);
   std::vector<Case> cases = {
       {root_too_big, "root rank 2 is out of range; expected 0 <= root_rank < 2"},
       {root_negative, "root rank -1 is out of range"},
       {bool_average, "Average is not defined for bool tensors"},
       {infinite_scale, "is not a finite number"},
-      {Op(""), "non-empty name"},
+      {too_deep, "at most 64 dimensions, got 65"},
   };
   std::vector<Outcome> outcomes(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
