@@ -1,0 +1,106 @@
+"""pytest set-up for running the suite on every rank of an MPI job:
+
+    mpirun -np N .venv/bin/python -m pytest tests/python -q -p no:cacheprovider
+
+horde is initialized once per process, before collection, so tests may use hvd.size() in
+their parameters. Every rank runs the same tests in the same order, so a test must call the
+same collectives on every rank. Only rank 0 prints pytest's report; the other ranks print
+just their failures, prefixed with their rank, and still exit non-zero when a test fails.
+
+Every test runs under a time limit (120 s unless set otherwise, e.g. --timeout): a rank stuck
+inside a collective is killed, which fails the whole mpirun instead of hanging it.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+import zlib
+
+import pytest
+import torch
+
+import horde.torch as hvd
+
+DEFAULT_TIMEOUT_S = 120
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    if not config.pluginmanager.hasplugin("timeout"):
+        raise pytest.UsageError("tests/python needs pytest-timeout (Debian: python3-pytest-timeout)")
+    hvd.init()
+    if hvd.rank() != 0:  # trylast: the terminal reporter exists by now
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            config.pluginmanager.unregister(reporter)
+        config.pluginmanager.register(FailureReporter(hvd.rank()), "horde_failure_reporter")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Gives every test a time limit unless --timeout, PYTEST_TIMEOUT, the ini file or a
+    timeout marker sets one. The thread method also fires while the main thread waits
+    inside C++, where a SIGALRM handler would not run until the wait returned."""
+    configured = config.getoption("timeout") is not None or config.getini("timeout")
+    if configured or os.environ.get("PYTEST_TIMEOUT"):
+        return
+    for item in items:
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(DEFAULT_TIMEOUT_S, method="thread"))
+
+
+class FailureReporter:
+    """Replaces pytest's report on ranks other than 0: prints only failures, to stderr."""
+
+    def __init__(self, rank):
+        self.rank = rank
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            sys.stderr.write(f"\n[rank {self.rank}] FAILED {report.nodeid} ({report.when})\n"
+                             f"{report.longreprtext}\n")
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            sys.stderr.write(f"\n[rank {self.rank}] ERROR collecting {report.nodeid}\n"
+                             f"{report.longreprtext}\n")
+
+
+@pytest.fixture
+def rank_tensor(request):
+    """rank_tensor(rank, shape, dtype, low, high): the tensor that ``rank`` contributes in this
+    test, uniform in [low, high) (whole numbers for integer and bool dtypes). It comes from a
+    generator seeded by the test's id and ``rank``, so every rank can rebuild every rank's
+    contribution and compute a collective's expected result locally."""
+    test_seed = zlib.crc32(request.node.nodeid.encode())
+
+    def make(rank, shape, dtype, low, high):
+        generator = torch.Generator().manual_seed(test_seed * 1009 + rank)
+        if dtype.is_floating_point:
+            values = torch.rand(shape, generator=generator, dtype=torch.float64) * (high - low) + low
+        else:
+            values = torch.randint(low, high, shape, generator=generator)
+        return values.to(dtype)
+
+    return make
+
+
+@pytest.fixture
+def run_python():
+    """run_python(code, env={}, launcher=()): runs ``code`` in a fresh Python (under the
+    ``launcher`` command, e.g. mpirun, if given) and returns its stdout; fails the test if
+    it exits non-zero or runs over 60 s. The child gets this environment without the outer
+    MPI job's variables (a child that saw them would try to join that job) and without
+    horde settings, plus ``env``."""
+    outer_job = ("OMPI_", "PMIX_", "PRTE_", "HYDRA_", "HORDE_", "HOROVOD_")
+
+    def run(code, env=None, launcher=()):
+        child_env = {key: value for key, value in os.environ.items()
+                     if not key.startswith(outer_job) or key.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
+        child_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **(env or {}))
+        done = subprocess.run([*launcher, sys.executable, "-c", textwrap.dedent(code)],
+                              env=child_env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"exit code {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    return run
