@@ -186,29 +186,35 @@ def test_malformed_environment_variable(run_python, variable, value, expected):
 def test_shutdown_fails_pending_operations(run_python):
     # Rank 1 queues an operation rank 0 never submits; the gate makes sure it is queued
     # before rank 0 shuts down. Shutting down must fail it on rank 1, not hang, and so must
-    # rank 1's next operation.
+    # rank 1's next operation; then all ranks can init() again.
     out = run_python("""
+        import os
         import torch
         import horde.torch as hvd
+
+        def say(line):  # one write per line, so the two ranks' lines do not interleave
+            os.write(1, f"rank {rank}: {line}\\n".encode())
+
         hvd.init()
-        if hvd.rank() == 1:
+        rank = hvd.rank()
+        if rank == 1:
             handle = hvd.allreduce_async(torch.ones(3), name="only_on_rank1", op=hvd.Sum)
         hvd.allreduce(torch.ones(1), name="gate", op=hvd.Sum)
-        if hvd.rank() == 0:
+        if rank == 0:
             hvd.shutdown()
-            print("rank 0: initialized after shutdown:", hvd.is_initialized(), flush=True)
+            say(f"initialized after shutdown: {hvd.is_initialized()}")
         else:
-            try:
-                hvd.synchronize(handle)
-                print("rank 1: no error", flush=True)
-            except hvd.HordeInternalError as e:
-                print("rank 1: pending:", type(e).__name__, e, flush=True)
-            try:
-                hvd.allreduce(torch.ones(3), name="after_shutdown", op=hvd.Sum)
-                print("rank 1: next: no error", flush=True)
-            except hvd.HordeInternalError as e:
-                print("rank 1: next:", type(e).__name__, e, flush=True)
+            for step, run in (("pending", lambda: hvd.synchronize(handle)),
+                              ("next", lambda: hvd.allreduce(torch.ones(3), name="next", op=hvd.Sum))):
+                try:
+                    run()
+                    say(f"{step}: no error")
+                except hvd.HordeInternalError as e:
+                    say(f"{step}: {type(e).__name__} {e}")
+        hvd.init()  # every rank starts again, together
+        say(f"after init again: {hvd.allreduce(torch.ones(1), name='again', op=hvd.Sum).item()}")
     """, launcher=[shutil.which("mpirun"), "-np", "2", "--oversubscribe"])
     assert "rank 0: initialized after shutdown: False" in out, out
     assert "rank 1: pending: HordeInternalError horde has been shut down" in out, out
     assert "rank 1: next: HordeInternalError horde has been shut down" in out, out
+    assert "rank 0: after init again: 2.0" in out and "rank 1: after init again: 2.0" in out, out
