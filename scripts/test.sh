@@ -14,6 +14,6 @@ ctest --test-dir build/tests --output-on-failure --timeout 300
 for np in 1 2 4; do
   echo "== Python tests on $np rank(s)"
   timeout 900 scripts/mpirun.sh -np "$np" \
-    .venv/bin/python -m pytest tests/python -q -p no:cacheprovider
+    .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
 done
 echo "== all test suites passed"

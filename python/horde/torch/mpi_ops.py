@@ -20,9 +20,9 @@ Min = _ops.ReduceOp.Min
 Max = _ops.ReduceOp.Max
 Product = _ops.ReduceOp.Product
 
-# handle -> the caller's tensor that must receive the result when the operation ran on
-# a contiguous copy of it (in-place ops on non-contiguous tensors).
-_copy_back = {}
+# handle of an in-place op -> (the caller's tensor, which synchronize() returns; whether
+# the op ran on a contiguous copy that must be copied back into it first).
+_in_place_targets = {}
 
 
 # ---------------------------------------------------------------- basics
@@ -136,11 +136,13 @@ def synchronize(handle):
 
     Raises HordeInternalError if the operation failed on the ranks.
     """
-    target = _copy_back.pop(handle, None)
+    target, copy_back = _in_place_targets.pop(handle, (None, False))
     output = _ops.synchronize(handle)
     if target is None:
         return output
-    target.copy_(output)
+    if copy_back:
+        with torch.no_grad():
+            target.copy_(output)
     return target
 
 
@@ -159,12 +161,11 @@ def _resolve_op(op, average):
 
 def _in_place(tensor, submit):
     """Runs ``submit(work)`` on the tensor itself, or on a contiguous copy that is copied
-    back at synchronize() when the tensor is not contiguous."""
-    if tensor.is_contiguous():
-        return submit(tensor)
-    work = tensor.contiguous()
-    handle = submit(work)
-    _copy_back[handle] = tensor
+    back at synchronize() when the tensor is not contiguous; synchronize() returns the
+    caller's tensor either way, as torch's in-place ops do."""
+    contiguous = tensor.is_contiguous()
+    handle = submit(tensor if contiguous else tensor.contiguous())
+    _in_place_targets[handle] = (tensor, not contiguous)
     return handle
 
 
