@@ -32,7 +32,8 @@ class CMakeBuild(build_ext):
         configure = [
             "cmake", "-S", ROOT, "-B", build_dir,
             "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-            "-DHORDE_BUILD_TESTS=OFF",
+            # scripts/test.sh builds the C++ tests in the same tree (one build, not two).
+            "-DHORDE_BUILD_TESTS=" + os.environ.get("HORDE_BUILD_TESTS", "OFF"),
             f"-DPython3_EXECUTABLE={sys.executable}",
             f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
         ]
