@@ -3,9 +3,9 @@
     python3 -m venv --system-site-packages .venv
     .venv/bin/pip install --no-build-isolation .
 
-The CMake build lives in build/python (reused between installs, with ccache) and its
-`python` component (the extension and the horde libraries) is installed into the
-package's horde/torch folder.
+The CMake build lives in build/python (reused between installs, with ccache) and is
+installed with the package folder horde/ as its prefix: the extension and the horde
+libraries land in horde/torch/.
 """
 
 import os
@@ -40,8 +40,9 @@ class CMakeBuild(build_ext):
         jobs = os.environ.get("HORDE_BUILD_JOBS", str(os.cpu_count() or 1))
         subprocess.check_call(configure)
         subprocess.check_call(["cmake", "--build", build_dir, "-j", jobs])
-        subprocess.check_call(["cmake", "--install", build_dir, "--component", "python",
-                               "--prefix", package_root])
+        # Every install() rule's destination is relative to the package folder horde/.
+        subprocess.check_call(["cmake", "--install", build_dir,
+                               "--prefix", os.path.join(package_root, "horde")])
 
 
 setup(
