@@ -3,7 +3,8 @@
     python3 -m venv --system-site-packages .venv
     .venv/bin/pip install --no-build-isolation .
 
-The CMake build lives in build/python (reused between installs, with ccache) and is
+The CMake build lives in build/python (or $HORDE_BUILD_DIR; reused between installs,
+with ccache) and is
 installed with the package folder horde/ as its prefix: the extension and the horde
 libraries land in horde/torch/.
 """
@@ -27,7 +28,7 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         import torch.utils
 
-        build_dir = os.path.join(ROOT, "build", "python")
+        build_dir = os.environ.get("HORDE_BUILD_DIR") or os.path.join(ROOT, "build", "python")
         package_root = os.path.abspath(self.build_lib)
         configure = [
             "cmake", "-S", ROOT, "-B", build_dir,
