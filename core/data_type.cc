@@ -59,6 +59,7 @@ const char* OpTypeName(OpType op) {
     case OpType::kAllreduce: return "allreduce";
     case OpType::kAllgather: return "allgather";
     case OpType::kBroadcast: return "broadcast";
+    case OpType::kJoin: return "join";
   }
   return "unknown";
 }

@@ -33,8 +33,10 @@ enum class OpType : uint8_t {
   kAllreduce = 0,
   kAllgather = 1,
   kBroadcast = 2,
+  // A rank that has run out of data; completes when every rank has joined.
+  kJoin = 3,
 };
-constexpr int kNumOpTypes = 3;
+constexpr int kNumOpTypes = 4;
 
 int64_t DataTypeSize(DataType dtype);
 bool IsFloatingPoint(DataType dtype);

@@ -49,6 +49,9 @@ std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse> ready) co
       int64_t new_end = AlignToFusion(g.end) + item.bytes;
       if (new_end > threshold_) continue;
       g.response.names.push_back(item.response.names[0]);
+      g.response.tensor_sizes.insert(g.response.tensor_sizes.end(),
+                                     item.response.tensor_sizes.begin(),
+                                     item.response.tensor_sizes.end());
       g.end = new_end;
       placed = true;
       break;

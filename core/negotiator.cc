@@ -33,14 +33,28 @@ Status Negotiator::Coordinate(const std::vector<std::string>& gathered, Response
     out->shutdown = out->shutdown || list.shutdown;
     for (auto& request : list.requests) {
       request.rank = static_cast<int32_t>(rank);
-      table_.Add(request);
+      if (request.op == OpType::kJoin) {
+        table_.Join(request.rank);
+      } else {
+        table_.Add(request);
+      }
     }
   }
+  const std::vector<int> joined = table_.JoinedRanks();
   std::vector<PlannedResponse> ready;
-  for (const auto& by_rank : table_.TakeReady()) {
-    ready.push_back({BuildResponse(by_rank), by_rank[0].size_bytes()});
+  for (const auto& requests : table_.TakeReady()) {
+    ready.push_back({BuildResponse(requests, joined), requests[0].size_bytes()});
   }
   out->responses = planner_.Plan(std::move(ready));
+  // Once every rank has joined, the join completes after all else that was ready.
+  if (table_.AllJoined()) {
+    Response join;
+    join.op = OpType::kJoin;
+    join.names = {kJoinName};
+    join.root = table_.last_joined();
+    out->responses.push_back(std::move(join));
+    table_.ClearJoined();
+  }
   return Status::Ok();
 }
 

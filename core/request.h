@@ -12,6 +12,10 @@ namespace horde {
 // The most dimensions a tensor may have (the wire format's limit).
 constexpr size_t kMaxTensorDims = 64;
 
+constexpr int32_t kNoGroup = -1;
+// The name every rank's join request carries.
+constexpr const char* kJoinName = "join";
+
 // What one rank asks for: the signature of one collective on one named tensor.
 // The coordinator compares these across ranks before anything runs.
 struct Request {
@@ -25,6 +29,9 @@ struct Request {
   double postscale = 1.0;
   int32_t root = 0;
   int32_t device = kCpuDevice;
+  // Members of a grouped operation are released together once all are ready.
+  int32_t group_id = kNoGroup;
+  int32_t group_size = 0;
 
   int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }
 };

@@ -50,6 +50,7 @@ Status ValidateRequest(const Request& r, const Topology& topology) {
       }
       return Status::Ok();
     case OpType::kAllgather:
+    case OpType::kJoin:
       return Status::Ok();
   }
   return Status::Ok();

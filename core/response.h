@@ -21,11 +21,14 @@ struct Response {
   ReduceOp reduce_op = ReduceOp::kSum;
   double prescale = 1.0;
   double postscale = 1.0;
-  int32_t root = 0;
+  int32_t root = 0;  // broadcast: the root; join: the last rank to join
   int32_t device = kCpuDevice;
   // Allgather: first-dimension size of each rank's tensor, rank-major per name
   // (names.size() * world size entries).
   std::vector<int64_t> first_dims;
+  // Allreduce: element count per name, so a rank that has joined (and holds no tensor
+  // of that name) can contribute zeros of the right size.
+  std::vector<int64_t> tensor_sizes;
 };
 
 struct ResponseList {

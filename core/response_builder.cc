@@ -55,6 +55,9 @@ std::string TrailingShape(const Request& r) {
 bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
   using R = const Request&;
   if (!Agree(by_rank, "operation", [](R r) { return std::string(OpTypeName(r.op)); }, error) ||
+      !Agree(by_rank, "group", [](R r) {
+        return r.group_id == kNoGroup ? std::string("no group") : "group " + std::to_string(r.group_id);
+      }, error) ||
       !Agree(by_rank, "dtype", [](R r) { return std::string(DataTypeName(r.dtype)); }, error) ||
       !Agree(by_rank, "device", [](R r) { return DeviceName(r.device); }, error)) {
     return false;
@@ -72,19 +75,31 @@ bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
     case OpType::kBroadcast:
       return Agree(by_rank, "root rank", [](R r) { return std::to_string(r.root); }, error) &&
              Agree(by_rank, "shape", [](R r) { return ShapeString(r.shape); }, error);
+    case OpType::kJoin:
+      break;
   }
   return true;
 }
 
+// Joined ranks hold no tensors; they can contribute zeros to an allreduce but nothing
+// sensible to a gather or a broadcast.
+bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks, std::string* error) {
+  if (joined_ranks.empty() || first.op == OpType::kAllreduce) return true;
+  *error = std::string(OpTypeName(first.op)) + " '" + first.name + "' cannot run while " +
+           RankList(joined_ranks) + (joined_ranks.size() == 1 ? " has" : " have") +
+           " joined; only allreduce proceeds with joined ranks (they contribute zeros)";
+  return false;
+}
+
 }  // namespace
 
-Response BuildResponse(const std::vector<Request>& by_rank) {
+Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<int>& joined_ranks) {
   const Request& first = by_rank[0];
   Response response;
   response.op = first.op;
   response.names = {first.name};
   std::string error;
-  if (!CheckConsistent(by_rank, &error)) {
+  if (!CheckConsistent(by_rank, &error) || !CheckJoinAllows(first, joined_ranks, &error)) {
     response.kind = Response::Kind::kError;
     response.error_message = error;
     return response;
@@ -98,6 +113,7 @@ Response BuildResponse(const std::vector<Request>& by_rank) {
   if (first.op == OpType::kAllgather) {
     for (const auto& r : by_rank) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
   }
+  if (first.op == OpType::kAllreduce) response.tensor_sizes = {NumElements(first.shape)};
   return response;
 }
 

@@ -7,9 +7,9 @@
 
 namespace horde {
 
-// Turns every rank's request for one name into the response all ranks will execute:
-// a collective when they agree, or an error naming the tensor, the field that differs
-// and each rank's value when they do not.
-Response BuildResponse(const std::vector<Request>& by_rank);
+// Turns the requests for one name (from every rank that has not joined) into the
+// response all ranks will execute: a collective when they agree, or an error naming the
+// tensor, the field that differs and each rank's value when they do not.
+Response BuildResponse(const std::vector<Request>& requests, const std::vector<int>& joined_ranks);
 
 }  // namespace horde

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <exception>
 
+#include "core/host_tensor.h"
 #include "core/logging.h"
 #include "core/request_validator.h"
 
@@ -21,14 +22,27 @@ Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> tr
 Runtime::~Runtime() { Shutdown(); }
 
 Status Runtime::Enqueue(Request request, TensorEntry entry) {
-  request.rank = topology_.rank;
-  if (request.name.empty()) {
-    int64_t n = unnamed_counts_[static_cast<size_t>(request.op)]++;
-    request.name = std::string(OpTypeName(request.op)) + ".noname." + std::to_string(n);
+  std::vector<Request> requests;
+  std::vector<TensorEntry> entries;
+  requests.push_back(std::move(request));
+  entries.push_back(std::move(entry));
+  return Enqueue(std::move(requests), std::move(entries));
+}
+
+Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> entries) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Request& request = requests[i];
+    request.rank = topology_.rank;
+    if (request.op == OpType::kJoin) {
+      request.name = kJoinName;
+    } else if (request.name.empty()) {
+      int64_t n = unnamed_counts_[static_cast<size_t>(request.op)]++;
+      request.name = std::string(OpTypeName(request.op)) + ".noname." + std::to_string(n);
+    }
+    entries[i].name = request.name;
+    HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
   }
-  entry.name = request.name;
-  HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
-  return queue_.Add(std::move(request), std::move(entry));
+  return queue_.Add(std::move(requests), std::move(entries));
 }
 
 void Runtime::Shutdown() {
@@ -50,6 +64,7 @@ void Runtime::Loop() {
     queue_.WaitForWork(heartbeat);
     RequestList mine;
     mine.requests = queue_.TakeNewRequests();
+    for (const auto& r : mine.requests) joined_ = joined_ || r.op == OpType::kJoin;
     mine.shutdown = shutdown_requested_.load();
     ResponseList decided;
     Status s = negotiator_.RunRound(mine, &decided);
@@ -70,8 +85,44 @@ void Runtime::Loop() {
   for (auto& entry : queue_.Close(exit_status)) entry.callback(exit_status);
 }
 
-void Runtime::Execute(const Response& response) {
+int32_t Runtime::NewGroupId() { return next_group_id_++; }
+
+std::vector<TensorEntry> Runtime::TakeEntries(const Response& response) {
+  if (!joined_ || response.kind == Response::Kind::kError) return queue_.TakeEntries(response.names);
+  // This rank has joined: for the tensors it does not hold, it contributes zeros.
+  std::vector<TensorEntry> entries;
+  for (size_t i = 0; i < response.names.size(); ++i) {
+    std::vector<TensorEntry> taken = queue_.TakeEntries({response.names[i]});
+    if (!taken.empty()) {
+      entries.push_back(std::move(taken[0]));
+      continue;
+    }
+    TensorEntry zeros;
+    zeros.name = response.names[i];
+    zeros.input = std::make_shared<HostTensor>(response.dtype, TensorShape{response.tensor_sizes[i]});
+    zeros.output = zeros.input;
+    zeros.callback = [](const Status&) {};
+    entries.push_back(std::move(zeros));
+  }
+  return entries;
+}
+
+void Runtime::CompleteJoin(const Response& response) {
+  joined_ = false;
   std::vector<TensorEntry> entries = queue_.TakeEntries(response.names);
+  Record(response, entries);
+  for (auto& entry : entries) {
+    Tensor* out = entry.output.get();
+    if (out && out->dtype() == DataType::kInt32 && out->size_bytes() >= 4) {
+      *static_cast<int32_t*>(out->data()) = response.root;
+    }
+    entry.callback(Status::Ok());
+  }
+}
+
+void Runtime::Execute(const Response& response) {
+  if (response.op == OpType::kJoin) return CompleteJoin(response);
+  std::vector<TensorEntry> entries = TakeEntries(response);
   Status status;
   if (response.kind == Response::Kind::kError) {
     status = Status::PreconditionError(response.error_message);

@@ -32,6 +32,8 @@ class Runtime {
   // An unnamed operation is named "<op>.noname.<n>", n counting this runtime's unnamed
   // operations of that kind, so ranks that submit them in the same order agree.
   Status Enqueue(Request request, TensorEntry entry);
+  // Queues several operations at once, all or none (grouped operations rely on it).
+  Status Enqueue(std::vector<Request> requests, std::vector<TensorEntry> entries);
 
   // Asks every rank to leave the loop and waits until this one has. Operations still
   // pending complete with an Aborted status. Safe to call more than once.
@@ -41,6 +43,10 @@ class Runtime {
   // transport failed. Operations submitted afterwards fail at once.
   bool stopped() const { return stopped_.load(); }
 
+  // A fresh id for the members of one grouped operation; ranks that create groups in
+  // the same order agree on it.
+  int32_t NewGroupId();
+
   const Topology& topology() const { return topology_; }
   const Config& config() const { return config_; }
   RuntimeStats stats() const;
@@ -48,6 +54,10 @@ class Runtime {
  private:
   void Loop();
   void Execute(const Response& response);
+  // The response's entries in name order; a joined rank gets zeros for names it lacks.
+  std::vector<TensorEntry> TakeEntries(const Response& response);
+  // Completes this rank's join; an int32 output receives the last rank to join.
+  void CompleteJoin(const Response& response);
   void Record(const Response& response, const std::vector<TensorEntry>& entries);
 
   const Config config_;
@@ -60,6 +70,8 @@ class Runtime {
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
   std::array<std::atomic<int64_t>, kNumOpTypes> unnamed_counts_{};
+  std::atomic<int32_t> next_group_id_{0};
+  bool joined_ = false;  // background thread only: this rank's join is in progress
   mutable std::mutex stats_mu_;
   RuntimeStats stats_;
   std::thread loop_;

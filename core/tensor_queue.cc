@@ -1,18 +1,33 @@
 #include "core/tensor_queue.h"
 
+#include <unordered_set>
+
 namespace horde {
 
 Status TensorQueue::Add(Request request, TensorEntry entry) {
+  std::vector<Request> requests;
+  std::vector<TensorEntry> entries;
+  requests.push_back(std::move(request));
+  entries.push_back(std::move(entry));
+  return Add(std::move(requests), std::move(entries));
+}
+
+Status TensorQueue::Add(std::vector<Request> requests, std::vector<TensorEntry> entries) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return close_status_;
-    if (entries_.count(request.name)) {
-      return Status::InvalidArgument("an operation named '" + request.name +
-                                     "' is already in flight; names must be unique until "
-                                     "the operation completes");
+    std::unordered_set<std::string> names;
+    for (const auto& request : requests) {
+      if (entries_.count(request.name) || !names.insert(request.name).second) {
+        return Status::InvalidArgument("an operation named '" + request.name +
+                                       "' is already in flight; names must be unique until "
+                                       "the operation completes");
+      }
     }
-    entries_.emplace(request.name, std::move(entry));
-    new_requests_.push_back(std::move(request));
+    for (size_t i = 0; i < requests.size(); ++i) {
+      entries_.emplace(requests[i].name, std::move(entries[i]));
+      new_requests_.push_back(std::move(requests[i]));
+    }
   }
   cv_.notify_one();
   return Status::Ok();

@@ -20,6 +20,8 @@ class TensorQueue {
   // Fails with InvalidArgument if an operation of that name is already in flight, or
   // with the closing status once the queue is closed.
   Status Add(Request request, TensorEntry entry);
+  // Adds all or, if any name is in flight (or repeated), none.
+  Status Add(std::vector<Request> requests, std::vector<TensorEntry> entries);
 
   // Blocks until new requests arrive, Wake() is called, or the timeout passes.
   void WaitForWork(std::chrono::microseconds timeout);

@@ -10,8 +10,8 @@ constexpr uint8_t kRequestListMagic = 0xA1;
 constexpr uint8_t kResponseListMagic = 0xB1;
 // The fewest bytes one encoded item can take (all strings and lists empty), which
 // bounds how many items a count may claim before anything is allocated.
-constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4;
-constexpr size_t kMinResponseBytes = 1 + 1 + 4 + 4 + 1 + 1 + 8 + 8 + 4 + 4 + 4;
+constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4 + 4 + 4;
+constexpr size_t kMinResponseBytes = 1 + 1 + 4 + 4 + 1 + 1 + 8 + 8 + 4 + 4 + 4 + 4;
 
 class ByteWriter {
  public:
@@ -120,13 +120,16 @@ void EncodeRequest(const Request& r, ByteWriter* w) {
   w->Put<double>(r.postscale);
   w->Put<int32_t>(r.root);
   w->Put<int32_t>(r.device);
+  w->Put<int32_t>(r.group_id);
+  w->Put<int32_t>(r.group_size);
 }
 
 bool DecodeRequest(ByteReader* r, Request* q) {
   if (!(r->Get(&q->rank) && r->GetString(&q->name) && r->GetEnum(&q->op, kNumOpTypes) &&
         r->GetEnum(&q->dtype, kNumDataTypes) && r->GetInts(&q->shape, kMaxTensorDims) &&
         r->GetEnum(&q->reduce_op, kNumReduceOps) && r->Get(&q->prescale) &&
-        r->Get(&q->postscale) && r->Get(&q->root) && r->Get(&q->device))) {
+        r->Get(&q->postscale) && r->Get(&q->root) && r->Get(&q->device) &&
+        r->Get(&q->group_id) && r->Get(&q->group_size))) {
     return false;
   }
   for (int64_t d : q->shape) {
@@ -148,6 +151,7 @@ void EncodeResponse(const Response& p, ByteWriter* w) {
   w->Put<int32_t>(p.root);
   w->Put<int32_t>(p.device);
   w->PutInts(p.first_dims);
+  w->PutInts(p.tensor_sizes);
 }
 
 bool DecodeResponse(ByteReader* r, Response* p) {
@@ -163,7 +167,7 @@ bool DecodeResponse(ByteReader* r, Response* p) {
   return r->GetString(&p->error_message) && r->GetEnum(&p->dtype, kNumDataTypes) &&
          r->GetEnum(&p->reduce_op, kNumReduceOps) && r->Get(&p->prescale) &&
          r->Get(&p->postscale) && r->Get(&p->root) && r->Get(&p->device) &&
-         r->GetInts(&p->first_dims, UINT32_MAX);
+         r->GetInts(&p->first_dims, UINT32_MAX) && r->GetInts(&p->tensor_sizes, UINT32_MAX);
 }
 
 }  // namespace

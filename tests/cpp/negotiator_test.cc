@@ -286,6 +286,71 @@ TEST_P(NegotiatorTest, UndecodableRequestFailsTheRoundOnEveryRankWithoutHanging)
       << status[1].message();
 }
 
+Request Join() {
+  Request r;
+  r.op = OpType::kJoin;
+  r.name = kJoinName;
+  return r;
+}
+
+TEST_P(NegotiatorTest, JoinedRanksCountAsReadyAndTheJoinEndsWithTheLastRank) {
+  SimulatedRanks ranks(size());
+  auto rank1_joins = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{Join()} : std::vector<Request>{Allreduce("x")};
+  });
+  ResponseList first = ranks.Round(rank1_joins);
+  ASSERT_EQ(first.responses.size(), 1u) << "the allreduce runs without rank 1, and no join yet";
+  EXPECT_EQ(first.responses[0].kind, Response::Kind::kCollective);
+  EXPECT_EQ(first.responses[0].tensor_sizes, std::vector<int64_t>{4});
+
+  auto others_join = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Join()};
+  });
+  ResponseList second = ranks.Round(others_join);
+  ASSERT_EQ(second.responses.size(), 1u);
+  EXPECT_EQ(second.responses[0].op, OpType::kJoin);
+  // Within a round ranks join in rank order: the last is the highest rank other than 1.
+  EXPECT_EQ(second.responses[0].root, size() == 2 ? 0 : size() - 1);
+
+  // After the join every rank must take part again.
+  auto all_but_rank1 = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Allreduce("y")};
+  });
+  EXPECT_TRUE(ranks.Round(all_but_rank1).responses.empty());
+}
+
+TEST_P(NegotiatorTest, OnlyAllreduceRunsWhileARankHasJoined) {
+  SimulatedRanks ranks(size());
+  Request bcast = Allreduce("b");
+  bcast.op = OpType::kBroadcast;
+  auto rank0_joins = PerRank(size(), [&](int rank) {
+    return rank == 0 ? std::vector<Request>{Join()} : std::vector<Request>{bcast};
+  });
+  ResponseList decided = ranks.Round(rank0_joins);
+  ASSERT_EQ(decided.responses.size(), 1u);
+  EXPECT_EQ(decided.responses[0].kind, Response::Kind::kError);
+  EXPECT_NE(decided.responses[0].error_message.find("broadcast 'b' cannot run while rank 0 has joined"),
+            std::string::npos)
+      << decided.responses[0].error_message;
+}
+
+TEST_P(NegotiatorTest, AGroupIsReleasedOnlyWhenAllItsMembersAreReady) {
+  SimulatedRanks ranks(size());
+  auto member = [](int i) {
+    Request r = Allreduce("group." + std::to_string(i));
+    r.group_id = 7;
+    r.group_size = 3;
+    return r;
+  };
+  EXPECT_TRUE(ranks.Round(Everyone(size(), {member(0), member(1), Allreduce("solo")})).responses.size() == 1u)
+      << "only the ungrouped tensor may run";
+  ResponseList decided = ranks.Round(Everyone(size(), {member(2)}));
+  ASSERT_EQ(decided.responses.size(), 1u) << "the whole group, fused";
+  EXPECT_EQ(decided.responses[0].names,
+            (std::vector<std::string>{"group.0", "group.1", "group.2"}));
+  EXPECT_EQ(decided.responses[0].tensor_sizes, (std::vector<int64_t>{4, 4, 4}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, NegotiatorTest, ::testing::Values(2, 4),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return std::to_string(info.param) + "ranks";

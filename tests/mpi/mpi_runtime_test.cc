@@ -8,13 +8,12 @@
 #include "core/api.h"
 #include "mpi_ops/half_float.h"
 #include "mpi_ops/make_runtime.h"
-#include "tests/mpi/host_tensor.h"
+#include "tests/mpi/host_allocator.h"
 
 namespace horde {
 namespace {
 
 using testing::HostAllocator;
-using testing::HostTensor;
 
 // One submitted operation whose completion a test can wait for.
 struct Pending {

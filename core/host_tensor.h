@@ -1,15 +1,13 @@
 #pragma once
 
-#include <memory>
 #include <vector>
 
 #include "core/tensor.h"
 
 namespace horde {
-namespace testing {
 
-// A host tensor backed by a byte vector: what the MPI tests hand the runtime instead
-// of a framework tensor.
+// A zero-filled tensor in host memory: what a joined rank contributes to an allreduce
+// it holds no tensor for (and what tests hand the runtime instead of a framework tensor).
 class HostTensor : public Tensor {
  public:
   HostTensor(DataType dtype, TensorShape shape)
@@ -29,12 +27,4 @@ class HostTensor : public Tensor {
   std::vector<char> bytes_;
 };
 
-inline OutputAllocator HostAllocator(DataType dtype) {
-  return [dtype](const TensorShape& shape, std::shared_ptr<Tensor>* out) {
-    *out = std::make_shared<HostTensor>(dtype, shape);
-    return Status::Ok();
-  };
-}
-
-}  // namespace testing
 }  // namespace horde
