@@ -1,0 +1,48 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "launcher/environment.h"
+#include "launcher/host_list.h"
+#include "launcher/launcher_options.h"
+#include "launcher/ssh_options.h"
+
+namespace horde::launcher {
+
+// Facts about the machine horderun runs on.
+struct LocalMachine {
+  int cores = 1;
+  bool is_root = false;
+  std::string hostname;
+  std::string working_dir;
+};
+
+LocalMachine ThisMachine();
+
+enum class HostSource { kLocal, kFlag, kHostfile, kSlurm };
+
+// The job to launch, whatever the MPI: the options resolved against the environment and
+// the machine, and checked against each other.
+struct JobSpec {
+  int num_proc = 1;
+  std::vector<Host> hosts;  // never empty: a local run has localhost with one slot per core
+  HostSource host_source = HostSource::kLocal;
+  bool oversubscribe = false;  // a local run asked for more ranks than cores
+  bool run_as_root = false;
+  std::vector<std::string> ssh_hosts;  // the hosts mpirun reaches over ssh
+  SshOptions ssh;
+  std::string network_interface;
+  std::vector<std::string> forwarded_env;  // names of variables passed on as they are
+  std::vector<EnvVar> set_env;             // variables horderun sets for every rank
+  std::vector<std::string> mpi_args;
+  std::string output_dir;  // absolute; empty for tagged output on the terminal
+  std::vector<std::string> command;
+};
+
+// Hosts come from -H, else --hostfile, else the Slurm allocation, else this machine.
+// Throws UsageError on bad input: -np above the slots, an unreadable hostfile or key...
+JobSpec MakeJobSpec(const LauncherOptions& options, const Environment& env,
+                    const LocalMachine& machine);
+
+}  // namespace horde::launcher

@@ -1,0 +1,178 @@
+#include "launcher/launcher_options.h"
+
+#include <functional>
+
+#include "launcher/numbers.h"
+#include "launcher/shell_words.h"
+#include "launcher/tuning_flags.h"
+#include "launcher/usage_error.h"
+
+namespace horde::launcher {
+namespace {
+
+using Apply = std::function<void(LauncherOptions&, const std::string& value)>;
+
+struct OptionSpec {
+  std::vector<std::string> names;
+  std::string value_name;  // empty for a switch
+  std::string help;
+  Apply apply;
+};
+
+int PositiveInt(const std::string& flag, const std::string& value, long long max,
+                const std::string& example) {
+  auto parsed = ParseNonNegativeInteger(value, max);
+  if (!parsed || *parsed == 0) {
+    throw UsageError(flag + " expects a whole number from 1 to " + std::to_string(max) +
+                     ", got '" + value + "': e.g. " + flag + " " + example);
+  }
+  return static_cast<int>(*parsed);
+}
+
+std::string NonEmpty(const std::string& flag, const std::string& value, const std::string& what) {
+  if (value.empty()) throw UsageError(flag + " expects " + what + ", got an empty value");
+  return value;
+}
+
+const std::vector<OptionSpec>& OptionSpecs() {
+  static const std::vector<OptionSpec> specs = {
+      {{"-np", "--num-proc"}, "N", "number of processes (default: all slots of the hosts)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.num_proc = PositiveInt("-np", v, 1000000, "4");
+       }},
+      {{"-H", "--hosts"}, "HOST:SLOTS,...", "hosts and how many ranks each runs",
+       [](LauncherOptions& o, const std::string& v) { o.hosts = ParseHostList(v); }},
+      {{"--hostfile"}, "FILE", "hosts from a file of 'host slots=N' lines",
+       [](LauncherOptions& o, const std::string& v) {
+         o.hostfile = NonEmpty("--hostfile", v, "a file name");
+       }},
+      {{"-p", "--ssh-port"}, "PORT", "ssh port of the remote hosts",
+       [](LauncherOptions& o, const std::string& v) {
+         o.ssh_port = PositiveInt("--ssh-port", v, 65535, "22");
+       }},
+      {{"-i", "--ssh-identity-file"}, "FILE", "ssh private key for the remote hosts",
+       [](LauncherOptions& o, const std::string& v) {
+         o.ssh_identity_file = NonEmpty("--ssh-identity-file", v, "a key file");
+       }},
+      {{"--network-interface"}, "IF[,IF]", "restrict MPI's TCP and NCCL's sockets to these",
+       [](LauncherOptions& o, const std::string& v) {
+         o.network_interface = NonEmpty("--network-interface", v, "an interface name");
+       }},
+      {{"--start-timeout"}, "SECONDS", "how long each host may take to answer ssh (30)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.start_timeout_seconds = PositiveInt("--start-timeout", v, 86400, "30");
+       }},
+      {{"--mpi-args"}, "\"ARGS\"", "extra arguments for mpirun, split like a shell",
+       [](LauncherOptions& o, const std::string& v) {
+         for (std::string& word : SplitShellWords(v, "--mpi-args")) o.mpi_args.push_back(word);
+       }},
+      {{"--output-filename"}, "DIR", "also write each rank's output to files under DIR",
+       [](LauncherOptions& o, const std::string& v) {
+         o.output_dir = NonEmpty("--output-filename", v, "a directory");
+       }},
+      {{"--verbose"}, "", "print the ssh checks and the mpirun command",
+       [](LauncherOptions& o, const std::string&) { o.verbose = true; }},
+      {{"--dry-run"}, "", "print the command and environment, run nothing",
+       [](LauncherOptions& o, const std::string&) { o.dry_run = true; }},
+      {{"--check-build"}, "", "print what this build supports",
+       [](LauncherOptions& o, const std::string&) { o.check_build = true; }},
+      {{"--version"}, "", "print horderun's version",
+       [](LauncherOptions& o, const std::string&) { o.show_version = true; }},
+      {{"-h", "--help"}, "", "print this help",
+       [](LauncherOptions& o, const std::string&) { o.show_help = true; }},
+  };
+  return specs;
+}
+
+// A tuning flag sets its variable; a repeated flag keeps its last value.
+void SetTuningVariable(LauncherOptions& options, const TuningFlag& flag,
+                       const std::string& value) {
+  std::string checked = TuningValue(flag, value);
+  for (EnvVar& var : options.tuning_env) {
+    if (var.name == flag.env_name) return void(var.value = checked);
+  }
+  options.tuning_env.push_back({flag.env_name, checked});
+}
+
+OptionSpec TuningSpec(const TuningFlag& flag) {
+  return {{flag.flag}, flag.value_name, flag.help,
+          [&flag](LauncherOptions& o, const std::string& v) { SetTuningVariable(o, flag, v); }};
+}
+
+std::optional<OptionSpec> FindSpec(const std::string& name) {
+  for (const OptionSpec& spec : OptionSpecs()) {
+    for (const std::string& candidate : spec.names) {
+      if (candidate == name) return spec;
+    }
+  }
+  if (const TuningFlag* flag = FindTuningFlag(name)) return TuningSpec(*flag);
+  return std::nullopt;
+}
+
+void CheckComplete(const LauncherOptions& options) {
+  if (options.show_help || options.show_version || options.check_build) return;
+  if (!options.hosts.empty() && !options.hostfile.empty()) {
+    throw UsageError("-H and --hostfile both give hosts: use one of them");
+  }
+  if (options.command.empty()) {
+    throw UsageError("no command to run: put it after the options, e.g. "
+                     "horderun -np 2 python3 train.py");
+  }
+}
+
+}  // namespace
+
+LauncherOptions ParseOptions(const std::vector<std::string>& args) {
+  LauncherOptions options;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') break;  // the command starts here
+    // "--name=value" for long options; short ones take the next word.
+    size_t eq = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
+    std::string name = arg.substr(0, eq);
+    std::optional<OptionSpec> spec = FindSpec(name);
+    if (!spec) throw UsageError("unknown option '" + name + "': see horderun --help");
+    if (spec->value_name.empty() && eq != std::string::npos) {
+      throw UsageError(name + " takes no value, got '" + arg + "'");
+    }
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (!spec->value_name.empty()) {
+      if (i + 1 == args.size()) throw UsageError(name + " needs a value: " + name + " " +
+                                                 spec->value_name);
+      value = args[++i];
+    }
+    spec->apply(options, value);
+  }
+  options.command.assign(args.begin() + i, args.end());
+  CheckComplete(options);
+  return options;
+}
+
+std::string HelpText() {
+  auto describe = [](const OptionSpec& spec) {
+    std::string usage;
+    for (const std::string& name : spec.names) usage += (usage.empty() ? "" : ", ") + name;
+    if (!spec.value_name.empty()) usage += " " + spec.value_name;
+    usage.resize(std::max<size_t>(usage.size() + 2, 34), ' ');
+    return "  " + usage + spec.help + "\n";
+  };
+  std::string text =
+      "usage: horderun [options] command [args...]\n"
+      "Starts a horde job with the installed MPI, e.g.\n"
+      "  horderun -np 4 python3 train.py\n"
+      "  horderun -np 8 -H node1:4,node2:4 python3 train.py\n"
+      "Inside a Slurm allocation the hosts come from Slurm.\n\noptions:\n";
+  for (const OptionSpec& spec : OptionSpecs()) text += describe(spec);
+  text += "\ntuning (each sets a HORDE_* variable for every rank):\n";
+  for (const TuningFlag& flag : TuningFlags()) text += describe(TuningSpec(flag));
+  return text;
+}
+
+}  // namespace horde::launcher

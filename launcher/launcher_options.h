@@ -1,0 +1,39 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/environment.h"
+#include "launcher/host_list.h"
+
+namespace horde::launcher {
+
+// What the user asked for on the command line, checked for form but not yet against the
+// machine (hostfiles are read, hosts counted and MPI found later).
+struct LauncherOptions {
+  std::optional<int> num_proc;
+  std::vector<Host> hosts;  // from -H; empty when not given
+  std::string hostfile;
+  std::optional<int> ssh_port;
+  std::string ssh_identity_file;
+  std::string network_interface;  // one name or a comma-separated list
+  int start_timeout_seconds = 30;
+  std::vector<EnvVar> tuning_env;  // HORDE_* from the tuning flags, in flag order
+  std::vector<std::string> mpi_args;
+  std::string output_dir;
+  bool verbose = false;
+  bool dry_run = false;
+  bool check_build = false;
+  bool show_version = false;
+  bool show_help = false;
+  std::vector<std::string> command;
+};
+
+// Parses the arguments after the program name. Options end at the first word that is
+// not one (or after "--"); the rest is the command. Throws UsageError.
+LauncherOptions ParseOptions(const std::vector<std::string>& args);
+
+std::string HelpText();
+
+}  // namespace horde::launcher

@@ -1,0 +1,27 @@
+#include "launcher/mpi_command.h"
+
+#include "launcher/hydra_command.h"
+#include "launcher/open_mpi_command.h"
+#include "launcher/shell_words.h"
+
+namespace horde::launcher {
+
+MpiCommand BuildMpiCommand(MpiFlavor flavor, const JobSpec& job) {
+  switch (flavor) {
+    case MpiFlavor::kOpenMpi:
+      return BuildOpenMpiCommand(job);
+    case MpiFlavor::kHydra:
+      return BuildHydraCommand(job);
+  }
+  return {};
+}
+
+std::string FormatCommand(const MpiCommand& command) {
+  std::string line;
+  for (const EnvVar& var : command.launcher_env) {
+    line += var.name + "=" + QuoteShellWord(var.value) + " ";
+  }
+  return line + JoinShellWords(command.argv);
+}
+
+}  // namespace horde::launcher

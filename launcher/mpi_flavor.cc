@@ -1,0 +1,49 @@
+#include "launcher/mpi_flavor.h"
+
+#include <regex>
+
+#include "launcher/child_process.h"
+#include "launcher/usage_error.h"
+
+namespace horde::launcher {
+namespace {
+
+// The first capture group of `pattern` in `text`, or empty.
+std::string Capture(const std::string& text, const char* pattern) {
+  std::smatch match;
+  return std::regex_search(text, match, std::regex(pattern)) ? match[1].str() : "";
+}
+
+}  // namespace
+
+std::optional<MpiInstall> ParseMpiVersion(const std::string& output) {
+  std::string version = Capture(output, R"(\(Open MPI\) (\S+))");
+  if (!version.empty()) return MpiInstall{MpiFlavor::kOpenMpi, "Open MPI " + version, ""};
+  if (output.find("HYDRA build details") != std::string::npos) {
+    version = Capture(output, R"(Version:\s+(\S+))");
+    return MpiInstall{MpiFlavor::kHydra, "MPICH " + version + " (Hydra)", ""};
+  }
+  version = Capture(output, R"(Intel\(R\) MPI Library.*Version (\S+))");
+  if (!version.empty()) {
+    return MpiInstall{MpiFlavor::kHydra, "Intel MPI " + version + " (Hydra)", ""};
+  }
+  return std::nullopt;
+}
+
+MpiInstall DetectMpi(const Environment& env) {
+  std::string path = FindProgram("mpirun", env);
+  if (path.empty()) {
+    throw UsageError("mpirun not found on PATH: install Open MPI (Debian: apt-get install "
+                     "openmpi-bin) or MPICH, or add its bin folder to PATH");
+  }
+  CapturedRun run = RunCaptured({path, "--version"}, std::chrono::seconds(20));
+  std::optional<MpiInstall> mpi = ParseMpiVersion(run.output);
+  if (!mpi) {
+    throw UsageError("cannot tell which MPI " + path + " is (`mpirun --version` said '" +
+                     LastLine(run.output) + "'): horderun supports Open MPI and MPICH/Hydra");
+  }
+  mpi->path = path;
+  return *mpi;
+}
+
+}  // namespace horde::launcher

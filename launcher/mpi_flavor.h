@@ -1,0 +1,27 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "launcher/environment.h"
+
+namespace horde::launcher {
+
+// The two command-line dialects of mpirun: Open MPI's, and Hydra's (MPICH, and the MPIs
+// built on it such as Intel MPI and MVAPICH).
+enum class MpiFlavor { kOpenMpi, kHydra };
+
+struct MpiInstall {
+  MpiFlavor flavor = MpiFlavor::kOpenMpi;
+  std::string description;  // "Open MPI 4.1.4"
+  std::string path;         // of mpirun
+};
+
+// Recognizes the output of `mpirun --version`; nullopt for anything else.
+std::optional<MpiInstall> ParseMpiVersion(const std::string& output);
+
+// Finds mpirun on env's PATH and asks its version. Throws UsageError when there is no
+// mpirun or it is not one horderun knows.
+MpiInstall DetectMpi(const Environment& env);
+
+}  // namespace horde::launcher

@@ -1,0 +1,70 @@
+#include "launcher/ssh_check.h"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "launcher/child_process.h"
+#include "launcher/shell_words.h"
+
+namespace horde::launcher {
+namespace {
+
+// Enough to check a large cluster quickly without running thousands of ssh at once.
+constexpr size_t kMaxParallel = 64;
+
+std::optional<SshFailure> CheckHost(const std::string& host, const SshOptions& ssh,
+                                    int timeout_seconds, const std::string& ssh_program) {
+  std::vector<std::string> argv = {ssh_program, "-o", "BatchMode=yes", "-o",
+                                   "ConnectTimeout=" + std::to_string(timeout_seconds)};
+  for (const std::string& arg : SshOptionArgs(ssh)) argv.push_back(arg);
+  argv.insert(argv.end(), {host, "true"});
+  CapturedRun run;
+  try {
+    run = RunCaptured(argv, std::chrono::seconds(timeout_seconds));
+  } catch (const std::system_error& error) {
+    return SshFailure{host, std::string("cannot run ssh: ") + error.what()};
+  }
+  if (run.timed_out) {
+    return SshFailure{host, "no answer within " + std::to_string(timeout_seconds) + " s"};
+  }
+  if (run.exit_code == 0) return std::nullopt;
+  std::string reason = LastLine(run.output);
+  if (reason.empty()) reason = "ssh exited with code " + std::to_string(run.exit_code);
+  return SshFailure{host, reason};
+}
+
+}  // namespace
+
+std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hosts,
+                                             const SshOptions& ssh, int timeout_seconds,
+                                             const std::string& ssh_program) {
+  std::vector<std::optional<SshFailure>> results(hosts.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < hosts.size(); i = next++) {
+      results[i] = CheckHost(hosts[i], ssh, timeout_seconds, ssh_program);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < std::min(hosts.size(), kMaxParallel); ++i) workers.emplace_back(worker);
+  for (std::thread& thread : workers) thread.join();
+  std::vector<SshFailure> failures;
+  for (auto& result : results) {
+    if (result) failures.push_back(*result);
+  }
+  return failures;
+}
+
+std::string DescribeSshFailure(const SshFailure& failure, const SshOptions& ssh) {
+  std::vector<std::string> command = {"ssh"};
+  for (const std::string& arg : SshOptionArgs(ssh)) command.push_back(arg);
+  command.insert(command.end(), {failure.host, "true"});
+  return "cannot reach " + failure.host + " over ssh (" + failure.reason + "): make `" +
+         JoinShellWords(command) + "` work from here without a password, or leave " +
+         failure.host + " out";
+}
+
+}  // namespace horde::launcher

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "launcher/ssh_options.h"
+
+namespace horde::launcher {
+
+struct SshFailure {
+  std::string host;
+  std::string reason;  // ssh's own last line, or that it did not answer in time
+};
+
+// Runs `ssh -o BatchMode=yes -o ConnectTimeout=T [-p P] [-i F] HOST true` for all hosts
+// in parallel, each with `timeout_seconds`, and returns the hosts that failed in their
+// given order. BatchMode makes a password prompt or an unknown host key fail instead of
+// waiting for a user. `ssh_program` is the path of ssh.
+std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hosts,
+                                             const SshOptions& ssh, int timeout_seconds,
+                                             const std::string& ssh_program);
+
+// One line naming the host, why, and what to do about it.
+std::string DescribeSshFailure(const SshFailure& failure, const SshOptions& ssh);
+
+}  // namespace horde::launcher
