@@ -80,6 +80,10 @@ PYBIND11_MODULE(_ops, m) {
   m.def("allgather_async", &torch_ops::AllgatherAsync, py::arg("input"), py::arg("name"));
   m.def("broadcast_async", &torch_ops::BroadcastAsync, py::arg("input"), py::arg("output"),
         py::arg("root_rank"), py::arg("name"));
+  m.def("grouped_allreduce_async", &torch_ops::GroupedAllreduceAsync, py::arg("inputs"),
+        py::arg("outputs"), py::arg("name"), py::arg("op"), py::arg("prescale"),
+        py::arg("postscale"));
+  m.def("join_async", &torch_ops::JoinAsync, py::arg("last_joined_rank"));
   m.def("poll", &torch_ops::Poll, py::arg("handle"));
   m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),
         py::call_guard<py::gil_scoped_release>());

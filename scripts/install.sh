@@ -11,7 +11,8 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libtorch-dev python3-torch python3-dev python3-venv python3-setuptools python3-wheel
   pybind11-dev python3-pybind11 python3-numpy
-  python3-pytest python3-pytest-timeout libgtest-dev
+  python3-pytest python3-pytest-timeout libgtest-dev python3-sklearn
+  python3-torchvision
 )
 
 missing=()

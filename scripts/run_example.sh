@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs horde (scripts/install.sh) and trains the main example on 2 ranks.
+# Installs horde (scripts/install.sh) and trains the digits example on 2 ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
-exec timeout 300 scripts/mpirun.sh -np 2 .venv/bin/python examples/pytorch_linear_regression.py
+exec timeout 300 scripts/mpirun.sh -np 2 .venv/bin/python examples/pytorch_digits.py

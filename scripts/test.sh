@@ -15,4 +15,7 @@ for np in 1 2 4; do
   timeout 900 scripts/mpirun.sh -np "$np" \
     .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
 done
+echo "== examples on 2 ranks"
+tests/examples/run_examples.sh
+
 echo "== all test suites passed"

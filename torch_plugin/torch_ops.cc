@@ -41,10 +41,15 @@ void CheckOutputMatches(const at::Tensor& input, const at::Tensor& output, const
   }
 }
 
-// Queues one operation and returns its handle; on a local error the handle is dropped
-// and the error thrown.
-int Submit(Request request, const at::Tensor& input, const at::Tensor& output) {
-  auto runtime = RequireRuntime();
+// Operations checked and given handles, not yet queued.
+struct Batch {
+  std::vector<Request> requests;
+  std::vector<TensorEntry> entries;
+  std::vector<int> handles;
+};
+
+// Checks one operation's tensors and adds it, with a new handle, to the batch.
+void Prepare(Request request, const at::Tensor& input, const at::Tensor& output, Batch* batch) {
   const std::string op_name = OpTypeName(request.op);
   CheckTensor(input, "input", op_name);
   ThrowIfError(ToHordeType(input.scalar_type(), &request.dtype));
@@ -70,15 +75,33 @@ int Submit(Request request, const at::Tensor& input, const at::Tensor& output) {
     };
   }
   entry.callback = [handle](const Status& status) { Handles().Complete(handle, status); };
+  batch->requests.push_back(std::move(request));
+  batch->entries.push_back(std::move(entry));
+  batch->handles.push_back(handle);
+}
 
-  Status status = runtime->Enqueue(std::move(request), std::move(entry));
-  if (!status.ok()) {
+// Drops the batch's handles and throws `status`.
+[[noreturn]] void Abandon(const Batch& batch, const Status& status) {
+  for (int handle : batch.handles) {
     std::shared_ptr<Tensor> unused;
-    handles.Complete(handle, status);
-    handles.WaitAndRelease(handle, &unused);
-    throw Error(status);
+    Handles().Complete(handle, status);
+    Handles().WaitAndRelease(handle, &unused);
   }
-  return handle;
+  throw Error(status);
+}
+
+// Queues the batch, all or nothing, and returns its handles.
+std::vector<int> EnqueueBatch(Runtime& runtime, Batch batch) {
+  Status status = runtime.Enqueue(std::move(batch.requests), std::move(batch.entries));
+  if (!status.ok()) Abandon(batch, status);
+  return batch.handles;
+}
+
+int Submit(Request request, const at::Tensor& input, const at::Tensor& output) {
+  auto runtime = RequireRuntime();
+  Batch batch;
+  Prepare(std::move(request), input, output, &batch);
+  return EnqueueBatch(*runtime, std::move(batch))[0];
 }
 
 }  // namespace
@@ -126,6 +149,43 @@ int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_r
   request.name = name;
   request.root = root_rank;
   return Submit(std::move(request), input, output);
+}
+
+std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
+                                       const std::vector<at::Tensor>& outputs,
+                                       const std::string& name, ReduceOp op, double prescale,
+                                       double postscale) {
+  auto runtime = RequireRuntime();
+  if (inputs.empty() || inputs.size() != outputs.size()) {
+    throw Error(Status::InvalidArgument(
+        "grouped allreduce needs a non-empty list of tensors and one output per tensor; got " +
+        std::to_string(inputs.size()) + " tensors and " + std::to_string(outputs.size()) +
+        " outputs"));
+  }
+  const int32_t group = runtime->NewGroupId();
+  Batch batch;
+  try {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Request request;
+      request.op = OpType::kAllreduce;
+      request.name = name.empty() ? "" : name + "." + std::to_string(i);
+      request.reduce_op = op;
+      request.prescale = prescale;
+      request.postscale = postscale;
+      request.group_id = group;
+      request.group_size = static_cast<int32_t>(inputs.size());
+      Prepare(std::move(request), inputs[i], outputs[i], &batch);
+    }
+  } catch (const Error& e) {
+    Abandon(batch, e.status());
+  }
+  return EnqueueBatch(*runtime, std::move(batch));
+}
+
+int JoinAsync(const at::Tensor& last_joined_rank) {
+  Request request;
+  request.op = OpType::kJoin;
+  return Submit(std::move(request), last_joined_rank, last_joined_rank);
 }
 
 bool Poll(int handle) {

@@ -6,7 +6,7 @@
 
 #include "core/runtime_stats.h"
 #include "core/topology.h"
-#include "torch_plugin/error.h"
+#include "horde/error.h"
 
 namespace horde {
 namespace torch_ops {
@@ -30,6 +30,17 @@ int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std:
 int AllgatherAsync(const at::Tensor& input, const std::string& name);
 int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
                    const std::string& name);
+
+// Reduces the tensors as one unit: they are negotiated together and released only
+// when every one is ready on every rank. Member i is named "<name>.<i>".
+std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
+                                       const std::vector<at::Tensor>& outputs,
+                                       const std::string& name, ReduceOp op, double prescale,
+                                       double postscale);
+// Marks this rank as out of data: until every rank has joined, other ranks' allreduces
+// proceed with zeros from this one. Completes when all have joined, writing the last
+// rank to join into `last_joined_rank` (an int32 tensor of one element).
+int JoinAsync(const at::Tensor& last_joined_rank);
 
 bool Poll(int handle);
 // Waits for the operation and returns its output tensor.

@@ -2,12 +2,19 @@
 
 from horde.common.exceptions import HordeInternalError, HorovodInternalError
 from horde.torch.compression import Compression
+from horde.torch.functions import (
+    allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters,
+)
 from horde.torch.mpi_ops import (
     Average, Max, Min, Product, Sum,
     allgather, allgather_async,
     allreduce, allreduce_, allreduce_async, allreduce_async_,
     broadcast, broadcast_, broadcast_async, broadcast_async_,
-    cross_rank, cross_size, cuda_built, gloo_built, gloo_enabled, init, is_homogeneous,
-    is_initialized, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
-    nccl_built, poll, rank, rocm_built, runtime_stats, shutdown, size, synchronize,
+    cross_rank, cross_size, cuda_built, gloo_built, gloo_enabled,
+    grouped_allreduce, grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_,
+    init, is_homogeneous, is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled,
+    mpi_threads_supported, nccl_built, poll, rank, rocm_built, runtime_stats, shutdown, size,
+    sparse_allreduce_async, synchronize,
 )
+from horde.torch.optimizer import DistributedOptimizer
+from horde.torch.sync_batch_norm import SyncBatchNorm

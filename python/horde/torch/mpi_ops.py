@@ -5,11 +5,11 @@ and ``synchronize(handle)`` waits and returns the output. The synchronous forms 
 allreduce, allgather and broadcast are differentiable.
 """
 
-import atexit
 import warnings
 
 import torch
 
+from horde.common.basics import HordeBasics
 from horde.common.exceptions import HordeInternalError, HorovodInternalError  # noqa: F401
 from horde.torch import _ops
 from horde.torch.compression import Compression
@@ -24,118 +24,63 @@ Product = _ops.ReduceOp.Product
 # the op ran on a contiguous copy that must be copied back into it first).
 _in_place_targets = {}
 
+# handle of a grouped op (its first member's) -> the handles of all its members.
+_group_members = {}
+
 
 # ---------------------------------------------------------------- basics
 
-def init(comm=None, process_sets=None):
-    """Starts horde on every rank of the MPI job. Safe to call more than once."""
-    if comm is not None:
-        raise ValueError("horde runs on all ranks of the MPI job; init(comm=...) is not supported")
-    if process_sets is not None:
-        raise ValueError("process sets are not supported yet; call init() without process_sets")
-    _ops.init()
-    atexit.register(shutdown)
-
-
-def shutdown():
-    """Stops horde on this rank; operations still pending fail with HordeInternalError."""
-    _ops.shutdown()
-
-
-def is_initialized():
-    return _ops.is_initialized()
-
-
-def _topology(key):
-    return _ops.topology()[key]
-
-
-def size():
-    """Number of ranks in the job."""
-    return _topology("size")
-
-
-def rank():
-    """This process's rank, 0 <= rank < size()."""
-    return _topology("rank")
-
-
-def local_size():
-    """Number of ranks on this node."""
-    return _topology("local_size")
-
-
-def local_rank():
-    """This process's rank among the ranks on its node."""
-    return _topology("local_rank")
-
-
-def cross_size():
-    """Number of nodes that have a rank with this process's local rank."""
-    return _topology("cross_size")
-
-
-def cross_rank():
-    """This node's index among those nodes."""
-    return _topology("cross_rank")
-
-
-def is_homogeneous():
-    """True when every node runs the same number of ranks."""
-    return _topology("is_homogeneous")
-
-
-def mpi_threads_supported():
-    """True when MPI provides MPI_THREAD_MULTIPLE, so user code may use MPI (e.g. mpi4py)."""
-    return _ops.mpi_threads_supported()
-
-
-def mpi_enabled():
-    return True
-
-
-def mpi_built():
-    return True
-
-
-def nccl_built():
-    return False
-
-
-def cuda_built():
-    return False
-
-
-def rocm_built():
-    return False
-
-
-def gloo_built():
-    return False
-
-
-def gloo_enabled():
-    return False
-
-
-def runtime_stats():
-    """Counters since init(): negotiation rounds, responses executed, fused responses and
-    tensors, and per collective the tensors and bytes this rank contributed."""
-    return _ops.runtime_stats()
+_basics = HordeBasics(_ops)
+init = _basics.init
+shutdown = _basics.shutdown
+is_initialized = _basics.is_initialized
+size = _basics.size
+rank = _basics.rank
+local_size = _basics.local_size
+local_rank = _basics.local_rank
+cross_size = _basics.cross_size
+cross_rank = _basics.cross_rank
+is_homogeneous = _basics.is_homogeneous
+mpi_threads_supported = _basics.mpi_threads_supported
+mpi_enabled = _basics.mpi_enabled
+mpi_built = _basics.mpi_built
+nccl_built = _basics.nccl_built
+cuda_built = _basics.cuda_built
+rocm_built = _basics.rocm_built
+gloo_built = _basics.gloo_built
+gloo_enabled = _basics.gloo_enabled
+runtime_stats = _basics.runtime_stats
 
 
 # ---------------------------------------------------------------- handles
 
 def poll(handle):
     """True if the asynchronous operation behind ``handle`` has completed."""
-    return _ops.poll(handle)
+    return all(_ops.poll(h) for h in _group_members.get(handle, [handle]))
 
 
 def synchronize(handle):
-    """Waits for the operation behind ``handle`` and returns its output tensor.
+    """Waits for the operation behind ``handle`` and returns its output tensor (a list of
+    them for a grouped operation).
 
     Raises HordeInternalError if the operation failed on the ranks.
     """
+    members = _group_members.pop(handle, None)
+    if members is None:
+        return _synchronize_one(handle)
+    outputs, error = [], None
+    for member in members:
+        # Wait for every member even after a failure, so no handle is left behind.
+        try:
+            outputs.append(_synchronize_one(member))
+        except Exception as e:  # noqa: BLE001 - re-raised below
+            error = error or e
+    if error is not None:
+        raise error
+    return outputs
+
+
+def _synchronize_one(handle):
     target, copy_back = _in_place_targets.pop(handle, (None, False))
     output = _ops.synchronize(handle)
     if target is None:
@@ -293,3 +238,100 @@ def broadcast_async_(tensor, root_rank, name=None):
 def broadcast_(tensor, root_rank, name=None):
     """Overwrites ``tensor`` with root_rank's on every rank and returns it."""
     return synchronize(broadcast_async_(tensor, root_rank, name))
+
+
+# ---------------------------------------------------------------- grouped allreduce
+
+def _group_handle(handles):
+    _group_members[handles[0]] = list(handles)
+    return handles[0]
+
+
+def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                            postscale_factor=1.0):
+    """Starts reducing a list of tensors as one unit (negotiated together, released only
+    when all are ready, fused where they fit); returns one handle for the group."""
+    op = _resolve_op(op, average)
+    inputs = [t.detach().contiguous() for t in tensors]
+    outputs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in inputs]
+    return _group_handle(_ops.grouped_allreduce_async(
+        inputs, outputs, _name(name), op, float(prescale_factor), float(postscale_factor)))
+
+
+class HordeGroupedAllreduce(torch.autograd.Function):
+    """Grouped allreduce whose gradient is the grouped allreduce of the incoming gradients."""
+
+    @staticmethod
+    def forward(ctx, average, name, op, prescale_factor, postscale_factor, *tensors):
+        ctx.args = (average, op, prescale_factor, postscale_factor)
+        handle = grouped_allreduce_async(list(tensors), average, name, op, prescale_factor,
+                                         postscale_factor)
+        return tuple(synchronize(handle))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        average, op, prescale_factor, postscale_factor = ctx.args
+        grads = grouped_allreduce(list(grad_outputs), average=average, op=op,
+                                  prescale_factor=prescale_factor, postscale_factor=postscale_factor)
+        return (None, None, None, None, None, *grads)
+
+
+def grouped_allreduce(tensors, average=None, name=None, compression=Compression.none, op=None,
+                      prescale_factor=1.0, postscale_factor=1.0):
+    """Returns the tensors reduced over all ranks as one unit. Differentiable."""
+    compressed = [compression.compress(t) for t in tensors]
+    reduced = HordeGroupedAllreduce.apply(average, name, op, prescale_factor, postscale_factor,
+                                          *[t for t, _ in compressed])
+    return [compression.decompress(t, ctx) for t, (_, ctx) in zip(reduced, compressed)]
+
+
+def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                             postscale_factor=1.0):
+    """Starts reducing a list of tensors in place, as one unit; returns one handle."""
+    op = _resolve_op(op, average)
+    works = [t if t.is_contiguous() else t.contiguous() for t in tensors]
+    handles = _ops.grouped_allreduce_async(
+        [w.detach() for w in works], [w.detach() for w in works], _name(name), op,
+        float(prescale_factor), float(postscale_factor))
+    for handle, tensor, work in zip(handles, tensors, works):
+        _in_place_targets[handle] = (tensor, work is not tensor)
+    return _group_handle(handles)
+
+
+def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                       postscale_factor=1.0):
+    """Reduces a list of tensors in place as one unit and returns them."""
+    return synchronize(grouped_allreduce_async_(tensors, average, name, op, prescale_factor,
+                                                postscale_factor))
+
+
+# ---------------------------------------------------------------- sparse allreduce
+
+def sparse_allreduce_async(tensor, name, op):
+    """Starts reducing a sparse tensor by allgathering its indices and values; returns a
+    function that waits and returns the reduced sparse tensor (duplicates uncoalesced)."""
+    if op not in (Sum, Average):
+        raise ValueError("sparse tensors can only be reduced with Sum or Average")
+    tensor = tensor.coalesce()
+    # Allgather concatenates along the first dimension: gather indices as [nnz, ndim].
+    indices_handle = allgather_async(tensor.indices().t().contiguous(), name=f"{name}.indices")
+    values_handle = allgather_async(tensor.values(), name=f"{name}.values")
+
+    def wait():
+        indices = synchronize(indices_handle)
+        values = synchronize(values_handle)
+        if op == Average:
+            values = values / size()
+        return torch.sparse_coo_tensor(indices.t(), values, tensor.size())
+
+    return wait
+
+
+# ---------------------------------------------------------------- join
+
+def join(device=-1):
+    """Declares that this rank has run out of data. Until every rank has joined, the
+    other ranks' allreduces proceed with zeros from this one. Returns the rank that
+    joined last. ``device`` is accepted for Horovod compatibility."""
+    last_joined_rank = torch.zeros(1, dtype=torch.int32)
+    return int(synchronize(_ops.join_async(last_joined_rank)).item())

@@ -1,0 +1,100 @@
+"""The framework-independent part of the API: starting and stopping horde and asking
+where this process sits in the job. A framework binding wraps its compiled extension
+in HordeBasics and re-exports the methods."""
+
+import atexit
+
+
+class HordeBasics:
+    """Basics over a compiled extension that offers init, shutdown, is_initialized,
+    topology, runtime_stats and mpi_threads_supported."""
+
+    def __init__(self, ops):
+        self._ops = ops
+        self._atexit_registered = False
+
+    def init(self, comm=None, process_sets=None):
+        """Starts horde on every rank of the MPI job. Safe to call more than once."""
+        if comm is not None:
+            raise ValueError("horde runs on all ranks of the MPI job; init(comm=...) is not supported")
+        if process_sets is not None:
+            raise ValueError("process sets are not supported yet; call init() without process_sets")
+        self._ops.init()
+        if not self._atexit_registered:
+            atexit.register(self.shutdown)
+            self._atexit_registered = True
+
+    def shutdown(self):
+        """Stops horde on this rank; operations still pending fail with HordeInternalError."""
+        self._ops.shutdown()
+
+    def is_initialized(self):
+        return self._ops.is_initialized()
+
+    def _topology(self, key):
+        return self._ops.topology()[key]
+
+    def size(self):
+        """Number of ranks in the job."""
+        return self._topology("size")
+
+    def rank(self):
+        """This process's rank, 0 <= rank < size()."""
+        return self._topology("rank")
+
+    def local_size(self):
+        """Number of ranks on this node."""
+        return self._topology("local_size")
+
+    def local_rank(self):
+        """This process's rank among the ranks on its node."""
+        return self._topology("local_rank")
+
+    def cross_size(self):
+        """Number of nodes that have a rank with this process's local rank."""
+        return self._topology("cross_size")
+
+    def cross_rank(self):
+        """This node's index among those nodes."""
+        return self._topology("cross_rank")
+
+    def is_homogeneous(self):
+        """True when every node runs the same number of ranks."""
+        return self._topology("is_homogeneous")
+
+    def mpi_threads_supported(self):
+        """True when MPI provides MPI_THREAD_MULTIPLE, so user code may use MPI (e.g. mpi4py)."""
+        return self._ops.mpi_threads_supported()
+
+    @staticmethod
+    def mpi_enabled():
+        return True
+
+    @staticmethod
+    def mpi_built():
+        return True
+
+    @staticmethod
+    def nccl_built():
+        return False
+
+    @staticmethod
+    def cuda_built():
+        return False
+
+    @staticmethod
+    def rocm_built():
+        return False
+
+    @staticmethod
+    def gloo_built():
+        return False
+
+    @staticmethod
+    def gloo_enabled():
+        return False
+
+    def runtime_stats(self):
+        """Counters since init(): negotiation rounds, responses executed, fused responses and
+        tensors, and per collective the tensors and bytes this rank contributed."""
+        return self._ops.runtime_stats()

@@ -1,0 +1,120 @@
+"""Helpers that make every rank start from the same state: parameters, optimizer state
+and arbitrary picklable objects."""
+
+import io
+import pickle
+
+import torch
+
+from horde.torch.mpi_ops import allgather, broadcast_, broadcast_async_, rank, synchronize
+
+
+def _named_tensors(params):
+    """(name, tensor) pairs from a state_dict, a named_parameters() iterable or a list of
+    tensors / pairs, in a deterministic order."""
+    if isinstance(params, dict):
+        return sorted(params.items())
+    if isinstance(params, (str, bytes, torch.Tensor)) or not hasattr(params, "__iter__"):
+        raise ValueError(f"invalid params of type {type(params).__name__}: expected a state_dict, "
+                         "named_parameters() or a list of tensors")
+    pairs = []
+    for index, item in enumerate(params):
+        pairs.append(item if isinstance(item, tuple) else (str(index), item))
+    return pairs
+
+
+def broadcast_parameters(params, root_rank):
+    """Overwrites every rank's parameters with root_rank's, in place.
+
+    ``params`` is a ``model.state_dict()``, ``model.named_parameters()`` or a list of
+    tensors (or (name, tensor) pairs) in the same order on every rank.
+    """
+    handles = [broadcast_async_(tensor, root_rank, name=f"broadcast_parameters.{name}")
+               for name, tensor in _named_tensors(params) if tensor is not None]
+    for handle in handles:
+        synchronize(handle)
+
+
+class _TensorSlot:
+    """Stands for a tensor of the root's optimizer state while its structure travels."""
+
+    def __init__(self, tensor):
+        self.shape, self.dtype = tuple(tensor.shape), tensor.dtype
+
+
+def _map_state(value, fn):
+    if isinstance(value, dict):
+        return {k: _map_state(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_state(v, fn) for v in value)
+    return fn(value)
+
+
+def broadcast_optimizer_state(optimizer, root_rank):
+    """Makes every rank's optimizer state (tensors, python scalars, hyperparameters)
+    equal to root_rank's.
+
+    Unlike Horovod, an optimizer that has not stepped yet is not stepped here: the state
+    travels as it is (empty, if the root has none), so broadcasting leaves the training
+    trajectory unchanged.
+    """
+    state = optimizer.state_dict()
+    is_root = rank() == root_rank
+    # The structure, with each tensor replaced by its shape and dtype, travels pickled;
+    # the tensors themselves are broadcast in place, in the structure's traversal order.
+    skeleton = broadcast_object(
+        _map_state(state, lambda v: _TensorSlot(v) if torch.is_tensor(v) else v) if is_root else None,
+        root_rank, name="broadcast_optimizer_state.structure")
+    tensors = []
+
+    def collect(value):
+        if is_root:
+            if torch.is_tensor(value):
+                tensors.append(value)
+            return value
+        if isinstance(value, _TensorSlot):
+            tensors.append(torch.empty(value.shape, dtype=value.dtype))
+            return tensors[-1]
+        return value
+
+    new_state = _map_state(state if is_root else skeleton, collect)
+    handles = [broadcast_async_(t, root_rank, name=f"broadcast_optimizer_state.{i}")
+               for i, t in enumerate(tensors)]
+    for handle in handles:
+        synchronize(handle)
+    optimizer.load_state_dict(new_state)
+
+
+def _to_bytes_tensor(obj):
+    buffer = io.BytesIO()
+    pickle.dump(obj, buffer)
+    return torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
+
+
+def _from_bytes_tensor(tensor):
+    return pickle.loads(tensor.numpy().tobytes())
+
+
+def broadcast_object(obj, root_rank=0, name=None):
+    """Returns root_rank's ``obj`` (any picklable object) on every rank."""
+    prefix = name or "broadcast_object"
+    payload = _to_bytes_tensor(obj) if rank() == root_rank else None
+    length = torch.tensor([payload.numel() if payload is not None else 0], dtype=torch.int64)
+    broadcast_(length, root_rank, name=None if name is None else f"{prefix}.size")
+    if payload is None:
+        payload = torch.empty(int(length.item()), dtype=torch.uint8)
+    broadcast_(payload, root_rank, name=None if name is None else f"{prefix}.bytes")
+    return obj if rank() == root_rank else _from_bytes_tensor(payload)
+
+
+def allgather_object(obj, name=None):
+    """Returns the list of every rank's ``obj`` (any picklable object), in rank order."""
+    payload = _to_bytes_tensor(obj)
+    lengths = allgather(torch.tensor([payload.numel()], dtype=torch.int64),
+                        name=None if name is None else f"{name}.sizes")
+    gathered = allgather(payload, name=None if name is None else f"{name}.bytes")
+    objects, offset = [], 0
+    for length in lengths.tolist():
+        objects.append(_from_bytes_tensor(gathered[offset:offset + length]))
+        offset += length
+    return objects

@@ -1,0 +1,221 @@
+"""DistributedOptimizer: data-parallel training by averaging gradients across ranks.
+
+The wrapped optimizer stays an instance of the user's optimizer class. A hook on each
+parameter fires when backward has accumulated its gradient and starts that gradient's
+allreduce at once, so communication overlaps the rest of backward; step() waits for all
+of them, writes the reduced gradients back, then runs the user's optimizer step.
+"""
+
+import warnings
+from contextlib import contextmanager
+
+import torch
+
+from horde.torch.compression import Compression
+from horde.torch.mpi_ops import (
+    Average, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async, synchronize,
+)
+
+
+def _parameter_names(param_groups, named_parameters):
+    """Maps each parameter to the name its allreduce uses, checking the names given."""
+    all_params = [p for group in param_groups for p in group["params"]]
+    if named_parameters is None:
+        return {p: f"grad.noname.{i}" for i, p in enumerate(all_params)}
+    named_parameters = list(named_parameters)
+    if any(not isinstance(item, tuple) or len(item) != 2 for item in named_parameters):
+        raise ValueError("named_parameters should be a sequence of (name, parameter) tuples, "
+                         "usually model.named_parameters()")
+    names = [name for name, _ in named_parameters]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError("parameter names in named_parameters must be unique; duplicates: "
+                         + ", ".join(duplicates))
+    by_param = {p: f"grad.{name}" for name, p in named_parameters}
+    unnamed = [p for p in all_params if p not in by_param]
+    if unnamed:
+        raise ValueError(f"named_parameters was given, but {len(unnamed)} of the optimizer's "
+                         "parameters are not in it; pass model.named_parameters() of the model "
+                         "whose parameters the optimizer holds")
+    return by_param
+
+
+def _split_groups(params, groups, num_groups):
+    """The parameter groups reduced as units: `groups` (lists of parameters) or
+    `num_groups` contiguous, nearly equal slices of the parameters."""
+    if groups is not None:
+        if num_groups:
+            raise ValueError("give either groups or num_groups, not both")
+        if isinstance(groups, int):
+            num_groups = groups
+        else:
+            return [list(group) for group in groups]
+    if not num_groups:
+        return []
+    num_groups = min(num_groups, len(params))
+    bounds = [round(i * len(params) / num_groups) for i in range(num_groups + 1)]
+    return [params[bounds[i]:bounds[i + 1]] for i in range(num_groups)]
+
+
+class _DistributedOptimizer(torch.optim.Optimizer):
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step, op,
+                 gradient_predivide_factor, groups, num_groups, sparse_as_dense):
+        super(self.__class__, self).__init__(params)
+        if backward_passes_per_step < 1:
+            raise ValueError("backward_passes_per_step must be at least 1")
+        if gradient_predivide_factor != 1.0 and op != Average:
+            raise ValueError("gradient_predivide_factor needs op=Average")
+        self._parameter_names = _parameter_names(self.param_groups, named_parameters)
+        self._compression = compression
+        self._op = op
+        self._backward_passes_per_step = backward_passes_per_step
+        # Average splits its 1/size between a pre-scale and the post-scale.
+        self._prescale = 1.0 / gradient_predivide_factor if op == Average else 1.0
+        self._postscale = gradient_predivide_factor if op == Average else 1.0
+        self._sparse_as_dense = sparse_as_dense
+
+        trainable = [p for group in self.param_groups for p in group["params"] if p.requires_grad]
+        self._requires_update = set(trainable)
+        self._groups = _split_groups(trainable, groups, num_groups)
+        self._group_of = {p: i for i, group in enumerate(self._groups) for p in group}
+        self._delay = {p: backward_passes_per_step for p in trainable}
+        self._pending = {}        # parameter -> (handle or waiter, compression context, sent)
+        self._ready_in_group = {}  # group index -> parameters whose gradients are ready
+        self._should_synchronize = True
+        self._synchronized = False
+        self._grad_accumulators = []
+        self._register_hooks(trainable)
+
+    def _register_hooks(self, params):
+        for p in params:
+            if hasattr(p, "register_post_accumulate_grad_hook"):
+                p.register_post_accumulate_grad_hook(self._on_gradient_ready)
+            else:
+                # Before torch 2.1: hook the gradient accumulator node of the parameter.
+                accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
+                accumulator.register_hook(self._gradient_hook_for(p))
+                self._grad_accumulators.append(accumulator)
+
+    def _gradient_hook_for(self, p):
+        return lambda *ignored: self._on_gradient_ready(p)
+
+    def _on_gradient_ready(self, p):
+        if self._delay[p] <= 0:
+            raise AssertionError(
+                "gradients were computed more than backward_passes_per_step times before "
+                "step(); raise backward_passes_per_step to accumulate gradients locally")
+        self._delay[p] -= 1
+        if self._delay[p] == 0:
+            self._start(p)
+
+    def _start(self, p):
+        """Starts reducing p's gradient, alone or as the last ready member of its group."""
+        if p.grad is None:
+            # Unused in this step on this rank: reduce zeros so no rank waits for it.
+            p.grad = torch.zeros_like(p)
+        group = self._group_of.get(p)
+        # A group is reduced as one dense unit, so its sparse members are densified too.
+        if p.grad.is_sparse and (self._sparse_as_dense or group is not None):
+            p.grad = p.grad.to_dense()
+        if p.grad.is_sparse:
+            self._pending[p] = (sparse_allreduce_async(p.grad, self._parameter_names[p], self._op),
+                                None, None)
+            return
+        if group is None:
+            compressed, ctx = self._compression.compress(p.grad)
+            handle = allreduce_async_(compressed, name=self._parameter_names[p], op=self._op,
+                                      prescale_factor=self._prescale,
+                                      postscale_factor=self._postscale)
+            self._pending[p] = (handle, ctx, compressed)
+            return
+        ready = self._ready_in_group.setdefault(group, [])
+        ready.append(p)
+        if len(ready) == len(self._groups[group]):
+            self._start_group(group)
+
+    def _start_group(self, group):
+        members = self._groups[group]
+        compressed = [self._compression.compress(p.grad) for p in members]
+        handle = grouped_allreduce_async_(
+            [t for t, _ in compressed], name=f"grad.group.{group}", op=self._op,
+            prescale_factor=self._prescale, postscale_factor=self._postscale)
+        for index, (p, (tensor, ctx)) in enumerate(zip(members, compressed)):
+            self._pending[p] = ((handle, index), ctx, tensor)
+        del self._ready_in_group[group]
+
+    def synchronize(self):
+        """Waits for every gradient's allreduce and writes the results into .grad. Starts
+        the reduction of gradients that never appeared (zeros), so no rank waits."""
+        for p in self._requires_update:
+            if p not in self._pending:
+                self._start(p)
+        group_results = {}
+        for p, (handle, ctx, sent) in self._pending.items():
+            self._delay[p] = self._backward_passes_per_step
+            if callable(handle):
+                p.grad = handle()
+                continue
+            if isinstance(handle, tuple):
+                group_handle, index = handle
+                if group_handle not in group_results:
+                    group_results[group_handle] = synchronize(group_handle)
+                output = group_results[group_handle][index]
+            else:
+                output = synchronize(handle)
+            output = self._compression.decompress(output, ctx)
+            if output is not p.grad:
+                with torch.no_grad():
+                    p.grad.copy_(output)
+        self._pending.clear()
+        self._ready_in_group.clear()
+        self._synchronized = True
+
+    @contextmanager
+    def skip_synchronize(self):
+        """Inside this context, step() does not synchronize: for code that called
+        synchronize() itself (e.g. to clip gradients) before step()."""
+        self._should_synchronize = False
+        try:
+            yield
+        finally:
+            self._should_synchronize = True
+
+    def step(self, closure=None):
+        if self._should_synchronize:
+            if self._synchronized:
+                warnings.warn("optimizer.step() was called after optimizer.synchronize() outside "
+                              "optimizer.skip_synchronize(); the gradients are reduced twice")
+            self.synchronize()
+        self._synchronized = False
+        return super(self.__class__, self).step(closure)
+
+    def zero_grad(self, *args, **kwargs):
+        if self._pending:
+            raise AssertionError(
+                "optimizer.zero_grad() was called after loss.backward() but before "
+                "optimizer.step() or optimizer.synchronize(); the pending allreduces would "
+                "race with the zeroing")
+        return super(self.__class__, self).zero_grad(*args, **kwargs)
+
+
+def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
+                         backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
+                         num_groups=0, groups=None, sparse_as_dense=False):
+    """Wraps ``optimizer`` so that its gradients are averaged (or reduced with ``op``)
+    across ranks before every step. The result is an instance of the optimizer's own
+    class, as in horovod.torch.
+
+    named_parameters: model.named_parameters(), used to name each gradient's allreduce.
+    compression: Compression.none or Compression.fp16.
+    backward_passes_per_step: local backward passes (gradients accumulate) per reduction.
+    gradient_predivide_factor: with Average, divide by this before the sum and by
+        size()/factor after it.
+    num_groups / groups: reduce the parameters in that many groups (or in the given lists
+        of parameters), each negotiated and fused as a unit.
+    sparse_as_dense: reduce sparse gradients as dense tensors instead of allgathering
+        their indices and values.
+    """
+    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
+               dict(_DistributedOptimizer.__dict__))
+    return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,
+               op, gradient_predivide_factor, groups, num_groups, sparse_as_dense)
