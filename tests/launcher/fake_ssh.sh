@@ -1,0 +1,13 @@
+#!/bin/sh
+# Stands in for ssh in the unit tests of the reachability check. The host is the word
+# before the remote command ("true"); its name says how to behave. Each call appends its
+# arguments to $FAKE_SSH_LOG when that is set.
+[ -n "$FAKE_SSH_LOG" ] && echo "$*" >> "$FAKE_SSH_LOG"
+for arg; do host=$previous; previous=$arg; done
+case "$host" in
+  down*) echo "ssh: connect to host $host port 22: Connection refused" >&2; exit 255 ;;
+  denied*) echo "$host: Permission denied (publickey)." >&2; exit 255 ;;
+  slow*) sleep 1 ;;
+  hang*) exec sleep 30 ;;
+esac
+exit 0

@@ -1,0 +1,108 @@
+// Golden commands: what horderun runs for a given command line, per MPI flavour.
+#include "launcher/mpi_command.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "launcher/shell_words.h"
+#include "test_util.h"
+
+namespace horde::launcher {
+namespace {
+
+const LocalMachine kRootOnHostA = {2, true, "hostA", "/work"};
+const Environment kEnv = {{"PATH", "/usr/bin"}, {"HOME", "/root"}, {"HORDE_LOG_LEVEL", "debug"}};
+
+class MpiCommandTest : public testing::Test {
+ protected:
+  void SetUp() override { std::ofstream(key_) << "key\n"; }
+  void TearDown() override { std::remove(key_.c_str()); }
+
+  std::string Build(MpiFlavor flavor, const std::vector<std::string>& args,
+                    const LocalMachine& machine = kRootOnHostA) {
+    return FormatCommand(BuildMpiCommand(flavor, MakeJobSpec(ParseOptions(args), kEnv, machine)));
+  }
+
+  std::vector<std::string> TwoHosts() {
+    return {"-np", "4", "-H", "hostA:2,hostB:2", "-p", "2222", "-i", key_,
+            "--network-interface", "hnet0", "--cycle-time-ms", "5", "--mpi-args",
+            "--mca btl tcp,self", "python3", "train.py", "--lr", "0.1"};
+  }
+
+  std::string key_ = "/tmp/horde_mpi_command_test_key";
+};
+
+TEST_F(MpiCommandTest, OpenMpiLocal) {
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-np", "2", "python3", "-c", "print(1)"}),
+            "mpirun --allow-run-as-root -np 2 -H localhost:2 --map-by slot --bind-to none "
+            "--tag-output -x PATH -x HORDE_LOG_LEVEL python3 -c 'print(1)'");
+}
+
+TEST_F(MpiCommandTest, OpenMpiLocalOversubscribedNotRoot) {
+  LocalMachine user = kRootOnHostA;
+  user.is_root = false;
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-np", "3", "--output-filename", "logs", "x"}, user),
+            "mpirun -np 3 -H localhost:2 --map-by slot --bind-to none --oversubscribe "
+            "--output-filename /work/logs -x PATH -x HORDE_LOG_LEVEL x");
+}
+
+TEST_F(MpiCommandTest, OpenMpiTwoHosts) {
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpi, TwoHosts()),
+            "mpirun --allow-run-as-root -np 4 -H hostA:2,hostB:2 --map-by slot --bind-to none "
+            "--tag-output --mca plm_rsh_args '-p 2222 -i " + key_ + "' "
+            "--mca btl_tcp_if_include hnet0 --mca oob_tcp_if_include hnet0 "
+            "-x PATH -x HORDE_LOG_LEVEL -x HORDE_CYCLE_TIME=5 -x NCCL_SOCKET_IFNAME=hnet0 "
+            "--mca btl tcp,self python3 train.py --lr 0.1");
+}
+
+TEST_F(MpiCommandTest, OpenMpiNoSshOptionsWithoutRemoteHosts) {
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-H", "hostA:2", "-p", "2222", "x"}),
+            "mpirun --allow-run-as-root -np 2 -H hostA:2 --map-by slot --bind-to none "
+            "--tag-output -x PATH -x HORDE_LOG_LEVEL x");
+}
+
+TEST_F(MpiCommandTest, HydraLocal) {
+  EXPECT_EQ(Build(MpiFlavor::kHydra, {"-np", "3", "python3", "-c", "print(1)"}),
+            "mpirun -n 3 -hosts localhost:2 -bind-to none -prepend-rank "
+            "-genvlist PATH,HORDE_LOG_LEVEL python3 -c 'print(1)'");
+}
+
+TEST_F(MpiCommandTest, HydraTwoHosts) {
+  EXPECT_EQ(Build(MpiFlavor::kHydra, TwoHosts()),
+            "HYDRA_LAUNCHER_EXTRA_ARGS='-p 2222 -i " + key_ + "' "
+            "mpirun -n 4 -hosts hostA:2,hostB:2 -bind-to none -prepend-rank -iface hnet0 "
+            "-genvlist PATH,HORDE_LOG_LEVEL -genv HORDE_CYCLE_TIME 5 "
+            "-genv NCCL_SOCKET_IFNAME hnet0 --mca btl tcp,self python3 train.py --lr 0.1");
+}
+
+TEST_F(MpiCommandTest, HydraPerRankFiles) {
+  EXPECT_EQ(Build(MpiFlavor::kHydra, {"-np", "1", "--output-filename", "/out", "x"}),
+            "mpirun -n 1 -hosts localhost:2 -bind-to none -outfile-pattern /out/rank.%r.stdout "
+            "-errfile-pattern /out/rank.%r.stderr -genvlist PATH,HORDE_LOG_LEVEL x");
+}
+
+TEST_F(MpiCommandTest, HydraTakesOneInterface) {
+  EXPECT_USAGE_ERROR(Build(MpiFlavor::kHydra, {"-np", "1", "--network-interface", "a,b", "x"}),
+                     "Hydra takes one --network-interface, got 'a,b'");
+}
+
+TEST_F(MpiCommandTest, KeyPathWithASpaceCannotReachSsh) {
+  std::string spaced = "/tmp/horde key test";
+  std::ofstream(spaced) << "key\n";
+  for (MpiFlavor flavor : {MpiFlavor::kOpenMpi, MpiFlavor::kHydra}) {
+    EXPECT_USAGE_ERROR(Build(flavor, {"-H", "far:1", "-i", spaced, "x"}), "contains a space");
+  }
+  std::remove(spaced.c_str());
+}
+
+TEST_F(MpiCommandTest, ArgvKeepsWordsIntact) {
+  JobSpec job = MakeJobSpec(ParseOptions({"-np", "1", "sh", "-c", "echo 'a b'"}), {}, kRootOnHostA);
+  std::vector<std::string> argv = BuildMpiCommand(MpiFlavor::kOpenMpi, job).argv;
+  EXPECT_EQ(argv.back(), "echo 'a b'");
+  EXPECT_EQ(argv.front(), "mpirun");
+}
+
+}  // namespace
+}  // namespace horde::launcher

@@ -1,0 +1,70 @@
+// The reachability check against fake_ssh.sh, whose behaviour the host name picks.
+#include "launcher/ssh_check.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace horde::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+TEST(SshCheck, AllReachable) {
+  EXPECT_TRUE(CheckSshReachability({"a", "b", "c"}, {}, 5, FAKE_SSH).empty());
+}
+
+TEST(SshCheck, NamesEachFailingHostWithSshsReason) {
+  auto failures = CheckSshReachability({"ok1", "down1", "ok2", "denied1"}, {}, 5, FAKE_SSH);
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].host, "down1");
+  EXPECT_EQ(failures[0].reason, "ssh: connect to host down1 port 22: Connection refused");
+  EXPECT_EQ(failures[1].host, "denied1");
+  EXPECT_EQ(failures[1].reason, "denied1: Permission denied (publickey).");
+}
+
+TEST(SshCheck, ChecksHostsInParallel) {
+  auto start = Clock::now();
+  std::vector<std::string> hosts;
+  for (int i = 0; i < 8; ++i) hosts.push_back("slow" + std::to_string(i));  // 1 s each
+  EXPECT_TRUE(CheckSshReachability(hosts, {}, 10, FAKE_SSH).empty());
+  EXPECT_LT(SecondsSince(start), 4.0);  // one after another would take 8 s
+}
+
+TEST(SshCheck, GivesUpOnAHostAfterTheTimeout) {
+  auto start = Clock::now();
+  auto failures = CheckSshReachability({"ok", "hang1"}, {}, 1, FAKE_SSH);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].host, "hang1");
+  EXPECT_EQ(failures[0].reason, "no answer within 1 s");
+  EXPECT_LT(SecondsSince(start), 5.0);
+}
+
+TEST(SshCheck, PassesBatchModeTimeoutPortAndKey) {
+  std::string log = testing::TempDir() + "/horde_fake_ssh_log";
+  std::remove(log.c_str());
+  setenv("FAKE_SSH_LOG", log.c_str(), 1);
+  CheckSshReachability({"far"}, {2222, "/keys/id"}, 7, FAKE_SSH);
+  unsetenv("FAKE_SSH_LOG");
+  std::stringstream logged;
+  logged << std::ifstream(log).rdbuf();
+  EXPECT_EQ(logged.str(), "-o BatchMode=yes -o ConnectTimeout=7 -p 2222 -i /keys/id far true\n");
+  std::remove(log.c_str());
+}
+
+TEST(SshCheck, DescribesTheFailureAndTheFix) {
+  EXPECT_EQ(DescribeSshFailure({"hostB", "Connection refused"}, {2222, ""}),
+            "cannot reach hostB over ssh (Connection refused): make `ssh -p 2222 hostB true` "
+            "work from here without a password, or leave hostB out");
+}
+
+}  // namespace
+}  // namespace horde::launcher
