@@ -6,7 +6,10 @@
 
 namespace horde {
 
-// A failed horde operation, as a C++ exception carrying the Status.
+// A failed horde operation, as a C++ exception carrying the Status. status().code() is
+// kInvalidArgument for local misuse (raised at once, on the rank that made it),
+// kPreconditionError when ranks disagree about an operation (raised on every rank),
+// kAborted when horde shut down before the operation ran.
 class Error : public std::runtime_error {
  public:
   explicit Error(Status status) : std::runtime_error(status.message()), status_(std::move(status)) {}
