@@ -18,4 +18,11 @@ done
 echo "== examples on 2 ranks"
 tests/examples/run_examples.sh
 
+echo "== C++ example: built against the installed package (find_package), on 2 ranks"
+rm -rf build/example_cpp
+cmake -S examples/cpp -B build/example_cpp -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$(.venv/bin/python -c 'import horde; print(horde.cmake_prefix_path)')" >/dev/null
+cmake --build build/example_cpp -j2 >/dev/null
+timeout 300 scripts/mpirun.sh -np 2 build/example_cpp/train_digits
+
 echo "== all test suites passed"
