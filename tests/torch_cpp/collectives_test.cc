@@ -28,6 +28,23 @@ TEST(Basics, TopologyOfOneHost) {
   EXPECT_TRUE(ranks.equal(at::arange(horde::size(), at::kInt)));
 }
 
+TEST(Basics, ShutdownAbortsPendingWorkAndInitStartsAgain) {
+  const bool root = horde::rank() == 0;
+  ht::Handle unmatched;  // asked for by rank 0 only, so it can never run
+  if (root) unmatched = ht::allreduce_async(at::ones({2}), {horde::Sum, "unmatched"});
+  horde::shutdown();
+  EXPECT_FALSE(horde::is_initialized());
+  if (root) {
+    EXPECT_EQ(ErrorOf([&] { unmatched.wait(); }).code(), StatusCode::kAborted);
+  }
+  EXPECT_EQ(ErrorOf([] { horde::size(); }).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ErrorOf([] { ht::allreduce(at::ones({2})); }).code(), StatusCode::kInvalidArgument);
+
+  horde::init();
+  EXPECT_TRUE(horde::is_initialized());
+  EXPECT_TRUE(ht::allreduce(at::ones({2}), {horde::Sum}).equal(at::full({2}, horde::size(), at::kFloat)));
+}
+
 // Small integers, so every reduction is exact in every dtype, 8-bit ones included.
 at::Tensor RankInput(int rank, at::ScalarType dtype) {
   return (at::arange(12, at::kDouble).reshape({3, 4}).remainder(3) + rank).to(dtype);
