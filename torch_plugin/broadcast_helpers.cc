@@ -35,7 +35,7 @@ std::string Serialize(const ::torch::optim::Optimizer& optimizer) {
 
 void Deserialize(const std::string& bytes, ::torch::optim::Optimizer& optimizer) {
   auto& groups = optimizer.param_groups();
-  c10::optional<at::Device> device;  // load the state where this rank's parameters live
+  at::Device device = at::kCPU;  // load the state where this rank's parameters live
   for (const auto& group : groups) {
     if (!group.params().empty()) device = group.params().front().device();
   }

@@ -1,11 +1,13 @@
 #include "horde/torch/distributed_optimizer.h"
 
+#include <ATen/ATen.h>
+
 #include <exception>
 #include <unordered_map>
 
+#include "horde/basics.h"
 #include "horde/error.h"
 #include "horde/torch/collectives.h"
-#include "torch_plugin/torch_ops.h"
 
 namespace horde {
 namespace torch {
@@ -33,7 +35,10 @@ DistributedOptimizer::DistributedOptimizer(::torch::optim::Optimizer& optimizer,
                                            const NamedParameters& named_parameters,
                                            int backward_passes_per_step, ReduceOp op)
     : optimizer_(optimizer), backward_passes_per_step_(backward_passes_per_step), op_(op) {
-  torch_ops::CurrentTopology();  // throws now, not in the middle of backward, before init()
+  // Failing here beats failing in the middle of backward.
+  if (!is_initialized()) {
+    throw InvalidArgument("horde has not been initialized; call horde::init() first");
+  }
   if (backward_passes_per_step < 1) {
     throw InvalidArgument("backward_passes_per_step must be at least 1, got " +
                           std::to_string(backward_passes_per_step));
