@@ -4,14 +4,6 @@
 
 namespace horde {
 
-Status TensorQueue::Add(Request request, TensorEntry entry) {
-  std::vector<Request> requests;
-  std::vector<TensorEntry> entries;
-  requests.push_back(std::move(request));
-  entries.push_back(std::move(entry));
-  return Add(std::move(requests), std::move(entries));
-}
-
 Status TensorQueue::Add(std::vector<Request> requests, std::vector<TensorEntry> entries) {
   {
     std::lock_guard<std::mutex> lock(mu_);

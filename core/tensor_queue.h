@@ -17,10 +17,8 @@ namespace horde {
 // requests the background thread has not yet sent to negotiation. Thread-safe.
 class TensorQueue {
  public:
-  // Fails with InvalidArgument if an operation of that name is already in flight, or
-  // with the closing status once the queue is closed.
-  Status Add(Request request, TensorEntry entry);
-  // Adds all or, if any name is in flight (or repeated), none.
+  // Adds all the operations or none: fails with InvalidArgument if any name is already
+  // in flight (or repeated), or with the closing status once the queue is closed.
   Status Add(std::vector<Request> requests, std::vector<TensorEntry> entries);
 
   // Blocks until new requests arrive, Wake() is called, or the timeout passes.

@@ -20,14 +20,32 @@ TensorEntry EntryNamed(const std::string& name) {
   return e;
 }
 
-Status Add(TensorQueue* queue, const std::string& name) {
-  return queue->Add(Named(name), EntryNamed(name));
+Status Add(TensorQueue* queue, const std::vector<std::string>& names) {
+  std::vector<Request> requests;
+  std::vector<TensorEntry> entries;
+  for (const auto& name : names) {
+    requests.push_back(Named(name));
+    entries.push_back(EntryNamed(name));
+  }
+  return queue->Add(std::move(requests), std::move(entries));
 }
+
+Status Add(TensorQueue* queue, const std::string& name) { return Add(queue, std::vector<std::string>{name}); }
 
 std::vector<std::string> NamesOf(const std::vector<TensorEntry>& entries) {
   std::vector<std::string> names;
   for (const auto& e : entries) names.push_back(e.name);
   return names;
+}
+
+TEST(TensorQueue, AddsSeveralOperationsAllOrNone) {
+  TensorQueue queue;
+  ASSERT_TRUE(Add(&queue, "busy").ok());
+  EXPECT_EQ(Add(&queue, {"a", "busy", "b"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Add(&queue, {"c", "c"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(queue.TakeNewRequests().size(), 1u) << "neither failed batch may leave a trace";
+  ASSERT_TRUE(Add(&queue, {"a", "b"}).ok());
+  EXPECT_EQ(NamesOf(queue.TakeEntries({"a", "b", "busy"})), (std::vector<std::string>{"a", "b", "busy"}));
 }
 
 TEST(TensorQueue, RejectsADuplicateNameWhileInFlight) {
