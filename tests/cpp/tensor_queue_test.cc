@@ -20,7 +20,7 @@ TensorEntry EntryNamed(const std::string& name) {
   return e;
 }
 
-Status Add(TensorQueue* queue, const std::vector<std::string>& names) {
+Status AddAll(TensorQueue* queue, const std::vector<std::string>& names) {
   std::vector<Request> requests;
   std::vector<TensorEntry> entries;
   for (const auto& name : names) {
@@ -30,7 +30,7 @@ Status Add(TensorQueue* queue, const std::vector<std::string>& names) {
   return queue->Add(std::move(requests), std::move(entries));
 }
 
-Status Add(TensorQueue* queue, const std::string& name) { return Add(queue, std::vector<std::string>{name}); }
+Status Add(TensorQueue* queue, const std::string& name) { return AddAll(queue, {name}); }
 
 std::vector<std::string> NamesOf(const std::vector<TensorEntry>& entries) {
   std::vector<std::string> names;
@@ -41,10 +41,10 @@ std::vector<std::string> NamesOf(const std::vector<TensorEntry>& entries) {
 TEST(TensorQueue, AddsSeveralOperationsAllOrNone) {
   TensorQueue queue;
   ASSERT_TRUE(Add(&queue, "busy").ok());
-  EXPECT_EQ(Add(&queue, {"a", "busy", "b"}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(Add(&queue, {"c", "c"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AddAll(&queue, {"a", "busy", "b"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AddAll(&queue, {"c", "c"}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(queue.TakeNewRequests().size(), 1u) << "neither failed batch may leave a trace";
-  ASSERT_TRUE(Add(&queue, {"a", "b"}).ok());
+  ASSERT_TRUE(AddAll(&queue, {"a", "b"}).ok());
   EXPECT_EQ(NamesOf(queue.TakeEntries({"a", "b", "busy"})), (std::vector<std::string>{"a", "b", "busy"}));
 }
 
