@@ -54,6 +54,8 @@ setup(
     packages=find_packages("python"),
     ext_modules=[CMakeExtension("horde.torch._ops")],
     cmdclass={"build_ext": CMakeBuild},
+    # The launcher binary is installed in horde/bin/; this puts `horderun` on PATH.
+    entry_points={"console_scripts": ["horderun=horde.launcher_shim:main"]},
     python_requires=">=3.8",
     zip_safe=False,
 )

@@ -28,13 +28,13 @@ std::string DescribeMpi(const Environment& env) {
   }
 }
 
-std::string FindPython(const Environment& env, const std::string& launcher_dir) {
-  std::string sibling = FindProgram(launcher_dir + "/python3", env);
-  return sibling.empty() ? FindProgram("python3", env) : sibling;
+std::string FindPython(const Environment& env) {
+  auto chosen = env.find("HORDERUN_PYTHON");
+  return FindProgram(chosen == env.end() ? "python3" : chosen->second, env);
 }
 
 std::string DescribeHorde(const std::string& python) {
-  if (python.empty()) return "horde:   unknown (no python3 next to horderun or on PATH)\n";
+  if (python.empty()) return "horde:   unknown (no $HORDERUN_PYTHON, no python3 on PATH)\n";
   try {
     CapturedRun run = RunCaptured({python, "-c", kPythonProbe}, std::chrono::seconds(60));
     if (run.exit_code == 0 && !run.timed_out) return run.output;
@@ -46,8 +46,8 @@ std::string DescribeHorde(const std::string& python) {
 
 }  // namespace
 
-std::string DescribeBuild(const Environment& env, const std::string& launcher_dir) {
-  std::string python = FindPython(env, launcher_dir);
+std::string DescribeBuild(const Environment& env) {
+  std::string python = FindPython(env);
   return "horderun " + std::string(kVersion) + "\n" +
          "MPI:     " + DescribeMpi(env) + "\n" +
          "Python:  " + (python.empty() ? "not found" : python) + "\n" +

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,8 +30,11 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 // SIGINT as "abort at once", leaving ranks behind). A process outside the terminal's
 // foreground group must not read the terminal, so mpirun reads /dev/null instead there.
 [[noreturn]] void ExecJob(const char* program, char* const* argv, char* const* envp,
-                          const sigset_t& old_mask) {
+                          const sigset_t& old_mask, pid_t launcher) {
   setpgid(0, 0);
+  // Should horderun itself be killed (SIGKILL cannot be passed on), mpirun is stopped too.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != launcher) _exit(128 + SIGTERM);
   if (isatty(STDIN_FILENO)) {
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
@@ -40,20 +44,23 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
   _exit(127);
 }
 
-// Waits for the job, passing signals on. Returns its wait status.
+// Waits for the job, passing signals on. Returns its exit code, or 128 + N when signal
+// N stopped it: what a shell reports for a job it interrupted, whatever mpirun returns.
 int Supervise(pid_t pid, const sigset_t& signals) {
-  bool stopping = false;
+  int stop_signal = 0;
   timespec grace{kGraceSeconds, 0};
   while (true) {
     int signal =
-        stopping ? sigtimedwait(&signals, nullptr, &grace) : sigwaitinfo(&signals, nullptr);
+        stop_signal ? sigtimedwait(&signals, nullptr, &grace) : sigwaitinfo(&signals, nullptr);
     int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return stop_signal ? 128 + stop_signal : ExitCodeOf(status);
+    }
     if (signal < 0 && errno == EAGAIN) {  // the grace period ran out
       kill(-pid, SIGKILL);
     } else if (signal > 0 && signal != SIGCHLD) {
       kill(-pid, signal);
-      stopping = true;
+      if (!stop_signal) stop_signal = signal;
     }
   }
 }
@@ -73,13 +80,14 @@ int RunJob(const std::string& program, const MpiCommand& command) {
   sigemptyset(&signals);
   for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&signals, signal);
   sigprocmask(SIG_BLOCK, &signals, &old_mask);
+  pid_t launcher = getpid();
   pid_t pid = fork();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
-  if (pid == 0) ExecJob(program.c_str(), argv.data(), envp.data(), old_mask);
+  if (pid == 0) ExecJob(program.c_str(), argv.data(), envp.data(), old_mask, launcher);
   setpgid(pid, pid);  // also here, so a signal that comes first finds the group
-  int status = Supervise(pid, signals);
+  int exit_code = Supervise(pid, signals);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  return ExitCodeOf(status);
+  return exit_code;
 }
 
 }  // namespace horde::launcher

@@ -1,8 +1,5 @@
 // horderun: starts a horde job through the installed mpirun. See HelpText() and the
 // README's "Launching jobs: horderun".
-#include <unistd.h>
-
-#include <climits>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -23,12 +20,6 @@ namespace horde::launcher {
 namespace {
 
 constexpr int kUsageExitCode = 2;
-
-std::string LauncherDir() {
-  std::error_code error;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? "" : self.parent_path().string();
-}
 
 void PrintDryRun(const JobSpec& job, const MpiInstall& mpi, const MpiCommand& command,
                  const Environment& env) {
@@ -72,7 +63,7 @@ int Run(const std::vector<std::string>& args) {
   Environment env = CurrentEnvironment();
   if (options.show_help) return std::cout << HelpText(), 0;
   if (options.show_version) return std::cout << "horderun " << kVersion << "\n", 0;
-  if (options.check_build) return std::cout << DescribeBuild(env, LauncherDir()), 0;
+  if (options.check_build) return std::cout << DescribeBuild(env), 0;
 
   JobSpec job = MakeJobSpec(options, env, ThisMachine());
   MpiInstall mpi = DetectMpi(env);

@@ -1,0 +1,196 @@
+"""Integration tests of the installed horderun on this machine (no mpirun around them):
+
+    .venv/bin/python -m pytest tests/launcher -q
+
+horderun is .venv/bin/horderun next to this Python, or $HORDERUN. Every run has a time
+limit, so a job that does not stop fails the test instead of hanging it.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOB = os.path.join(HERE, "job.py")
+HORDERUN = os.environ.get("HORDERUN") or os.path.join(os.path.dirname(sys.executable),
+                                                      "horderun")
+PYTHON = sys.executable
+LIMIT_S = 90
+
+pytestmark = pytest.mark.timeout(2 * LIMIT_S)
+
+
+def horderun(*args, env=None, timeout=LIMIT_S):
+    return subprocess.run([HORDERUN, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def ok_lines(output):
+    return re.findall(r"^\S*ok rank=(\d+) size=(\d+)", output, re.M)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def rank_pids(pid_dir):
+    return [int(open(os.path.join(pid_dir, name)).read()) for name in os.listdir(pid_dir)]
+
+
+def wait_for_ranks(pid_dir, count, limit_s=LIMIT_S):
+    deadline = time.monotonic() + limit_s
+    while len(os.listdir(pid_dir)) < count:
+        assert time.monotonic() < deadline, "the ranks did not start"
+        time.sleep(0.1)
+    time.sleep(0.2)  # the pid files are whole once every rank has written its own
+
+
+def assert_all_gone(pids, limit_s=10):
+    deadline = time.monotonic() + limit_s
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"ranks still running: {pids}"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("np", [1, 2, 4])
+def test_collectives(np):
+    run = horderun("-np", str(np), PYTHON, JOB, "collectives")
+    assert run.returncode == 0, run.stderr
+    assert sorted(ok_lines(run.stdout)) == [(str(r), str(np)) for r in range(np)]
+
+
+def test_a_failing_rank_sets_the_exit_code_and_stops_the_others(tmp_path):
+    env = dict(os.environ, JOB_PID_DIR=str(tmp_path))
+    start = time.monotonic()
+    run = horderun("-np", "4", PYTHON, JOB, "fail", "1", "3", env=env)
+    assert run.returncode == 3, run.stderr
+    assert time.monotonic() - start < 30  # the others were sleeping for 300 s
+    assert len(rank_pids(tmp_path)) == 4
+    assert_all_gone(rank_pids(tmp_path))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_job_and_every_rank(tmp_path, sig):
+    env = dict(os.environ, JOB_PID_DIR=str(tmp_path))
+    job = subprocess.Popen([HORDERUN, "-np", "2", PYTHON, JOB, "sleep"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_ranks(tmp_path, 2)
+        job.send_signal(sig)
+        code = job.wait(timeout=30)
+    finally:
+        job.kill()
+    assert code == 128 + sig
+    assert_all_gone(rank_pids(tmp_path))
+
+
+def test_tuning_flags_and_forwarded_variables_reach_every_rank():
+    env = dict(os.environ, NCCL_DEBUG="WARN", OMP_NUM_THREADS="3", HOROVOD_LOG_LEVEL="error",
+               UNRELATED_VARIABLE="x")
+    names = ["HORDE_FUSION_THRESHOLD", "HORDE_CYCLE_TIME", "HORDE_LOG_LEVEL", "NCCL_DEBUG",
+             "OMP_NUM_THREADS", "HOROVOD_LOG_LEVEL"]
+    run = horderun("-np", "2", "--fusion-threshold-mb", "2", "--cycle-time-ms", "0.5",
+                   "--log-level", "error", PYTHON, JOB, "env", *names, env=env)
+    assert run.returncode == 0, run.stderr
+    for rank in range(2):
+        for expected in ["HORDE_FUSION_THRESHOLD=2097152", "HORDE_CYCLE_TIME=0.5",
+                         "HORDE_LOG_LEVEL=error", "NCCL_DEBUG=WARN", "OMP_NUM_THREADS=3",
+                         "HOROVOD_LOG_LEVEL=error"]:
+            assert f"env rank={rank} {expected}" in run.stdout
+
+
+def test_output_filename_writes_a_file_per_rank(tmp_path):
+    run = horderun("-np", "2", "--output-filename", str(tmp_path / "logs"), PYTHON, JOB,
+                   "collectives")
+    assert run.returncode == 0, run.stderr
+    for rank in range(2):  # Open MPI's layout: DIR/<job>/rank.N/stdout
+        stdout = open(tmp_path / "logs" / "1" / f"rank.{rank}" / "stdout").read()
+        assert ok_lines(stdout) == [(str(rank), "2")]
+
+
+def test_dry_run_prints_the_command_and_starts_nothing(tmp_path):
+    marker = tmp_path / "ran"
+    run = horderun("--dry-run", "-np", "2", "--fusion-threshold-mb", "1", "/usr/bin/touch",
+                   str(marker))
+    assert run.returncode == 0, run.stderr
+    assert "HORDE_FUSION_THRESHOLD=1048576\n" in run.stdout
+    command = run.stdout.splitlines()[-1]
+    assert command.startswith("mpirun ") and "-np 2" in command
+    assert command.endswith(f"-x HORDE_FUSION_THRESHOLD=1048576 /usr/bin/touch {marker}")
+    assert not marker.exists()
+
+
+def test_dry_run_inside_a_slurm_allocation():
+    env = dict(os.environ, SLURM_JOB_NODELIST="node[01-02],gpu7", SLURM_TASKS_PER_NODE="2(x2),4")
+    run = horderun("--dry-run", "python3", "train.py", env=env)
+    assert run.returncode == 0, run.stderr
+    assert "-np 8 -H node01:2,node02:2,gpu7:4 " in run.stdout
+
+
+def test_help_version_and_check_build():
+    assert "usage: horderun" in horderun("--help").stdout
+    assert horderun("--version").stdout == "horderun 0.1.0\n"
+    report = horderun("--check-build")
+    assert report.returncode == 0
+    assert re.search(r"^MPI: +Open MPI \d", report.stdout, re.M), report.stdout
+    assert re.search(r"^horde: +0\.1\.0 \(MPI: yes, NCCL: (yes|no), CUDA: (yes|no)\)",
+                     report.stdout, re.M), report.stdout
+    assert re.search(r"^torch: +\d", report.stdout, re.M), report.stdout
+
+
+BAD_INPUTS = {
+    "np zero": (["-np", "0"], "-np expects a whole number from 1"),
+    "np above slots": (["-np", "5", "-H", "localhost:4"],
+                       "-np 5 asks for more processes than the 4 slots of -H localhost:4"),
+    "slots not a number": (["-H", "a:x"], "-H: 'a:x' has slots 'x', expected a positive integer"),
+    "no host name": (["-H", ":2"], "-H: ':2' has no host name"),
+    "missing hostfile": (["--hostfile", "/nonexistent/hosts"],
+                         "--hostfile: cannot read '/nonexistent/hosts': No such file"),
+    "malformed hostfile": (["--hostfile", "{hostfile}"],
+                           "{hostfile}:3: expected 'host slots=N', got 'b slots=two'"),
+    "unknown option": (["--frobnicate"], "unknown option '--frobnicate': see horderun --help"),
+    "negative tuning value": (["-np", "1", "--cycle-time-ms", "-1"],
+                              "--cycle-time-ms expects a positive number, got '-1'"),
+    "non-numeric tuning value": (["-np", "1", "--fusion-threshold-mb", "lots"],
+                                 "--fusion-threshold-mb expects a non-negative whole number"),
+    "unreachable host": (["-H", "localhost:1,nosuchhost.invalid:1", "--start-timeout", "10"],
+                         "cannot reach nosuchhost.invalid over ssh ("),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS.keys())
+def test_bad_input_gets_one_line_and_exit_code_2(tmp_path, case):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("# two hosts\na slots=2\nb slots=two\n")
+    args, message = BAD_INPUTS[case]
+    args = [arg.format(hostfile=hostfile) for arg in args]
+    marker = tmp_path / "ran"
+    run = horderun(*args, "/usr/bin/touch", str(marker))
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("horderun: "), run.stderr
+    assert message.format(hostfile=hostfile) in run.stderr
+    assert run.stdout == ""
+    assert not marker.exists()
+
+
+def test_no_command():
+    run = horderun("-np", "2")
+    assert run.returncode == 2
+    assert run.stderr == ("horderun: no command to run: put it after the options, "
+                          "e.g. horderun -np 2 python3 train.py\n")
+
+
+def test_mpirun_not_installed(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))  # an empty folder: no mpirun, no ssh
+    run = horderun("-np", "1", "/usr/bin/true", env=env)
+    assert run.returncode == 2
+    assert run.stderr.startswith("horderun: mpirun not found on PATH: install Open MPI")
