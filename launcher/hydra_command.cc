@@ -5,10 +5,6 @@
 namespace horde::launcher {
 namespace {
 
-void Append(std::vector<std::string>& argv, std::initializer_list<std::string> words) {
-  argv.insert(argv.end(), words);
-}
-
 std::string JoinWith(const std::vector<std::string>& words, const std::string& separator) {
   std::string text;
   for (const std::string& word : words) text += (text.empty() ? "" : separator) + word;
@@ -23,19 +19,21 @@ MpiCommand BuildHydraCommand(const JobSpec& job) {
   if (job.output_dir.empty()) {
     argv.push_back("-prepend-rank");
   } else {
-    Append(argv, {"-outfile-pattern", job.output_dir + "/rank.%r.stdout",
-                  "-errfile-pattern", job.output_dir + "/rank.%r.stderr"});
+    AppendWords(argv, {"-outfile-pattern", job.output_dir + "/rank.%r.stdout",
+                       "-errfile-pattern", job.output_dir + "/rank.%r.stderr"});
   }
   if (!job.network_interface.empty()) {
     if (job.network_interface.find(',') != std::string::npos) {
       throw UsageError("MPICH's Hydra takes one --network-interface, got '" +
                        job.network_interface + "': name a single interface");
     }
-    Append(argv, {"-iface", job.network_interface});
+    AppendWords(argv, {"-iface", job.network_interface});
   }
-  // -genvlist replaces Hydra's default of passing everything, as Open MPI does.
-  if (!job.forwarded_env.empty()) Append(argv, {"-genvlist", JoinWith(job.forwarded_env, ",")});
-  for (const EnvVar& var : job.set_env) Append(argv, {"-genv", var.name, var.value});
+  // Hydra passes every variable unless given a list: the ranks get what Open MPI's do.
+  if (!job.forwarded_env.empty()) {
+    AppendWords(argv, {"-genvlist", JoinWith(job.forwarded_env, ",")});
+  }
+  for (const EnvVar& var : job.set_env) AppendWords(argv, {"-genv", var.name, var.value});
   argv.insert(argv.end(), job.mpi_args.begin(), job.mpi_args.end());
   argv.insert(argv.end(), job.command.begin(), job.command.end());
   std::vector<EnvVar> launcher_env;

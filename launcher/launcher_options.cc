@@ -144,8 +144,9 @@ LauncherOptions ParseOptions(const std::vector<std::string>& args) {
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
     } else if (!spec->value_name.empty()) {
-      if (i + 1 == args.size()) throw UsageError(name + " needs a value: " + name + " " +
-                                                 spec->value_name);
+      if (i + 1 == args.size()) {
+        throw UsageError(name + " needs a value: " + name + " " + spec->value_name);
+      }
       value = args[++i];
     }
     spec->apply(options, value);

@@ -16,6 +16,10 @@ MpiCommand BuildMpiCommand(MpiFlavor flavor, const JobSpec& job) {
   return {};
 }
 
+void AppendWords(std::vector<std::string>& argv, std::initializer_list<std::string> words) {
+  argv.insert(argv.end(), words);
+}
+
 std::string FormatCommand(const MpiCommand& command) {
   std::string line;
   for (const EnvVar& var : command.launcher_env) {

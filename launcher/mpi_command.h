@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct MpiCommand {
 // The command for the job in the dialect of `flavor`. Throws UsageError for a job that
 // this MPI cannot express.
 MpiCommand BuildMpiCommand(MpiFlavor flavor, const JobSpec& job);
+
+// Appends words to an argv; for the builders of each flavour.
+void AppendWords(std::vector<std::string>& argv, std::initializer_list<std::string> words);
 
 // "NAME=value mpirun ...", quoted so a shell runs exactly this.
 std::string FormatCommand(const MpiCommand& command);

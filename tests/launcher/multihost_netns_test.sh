@@ -144,8 +144,10 @@ tx=$(($(counter tx) - tx_before))
 grep -E '(^|:)ok rank=' "$T/job.out" | sed 's/^/  /'
 for rank in 0 1 2 3; do
   host=hostA; [ "$rank" -ge 2 ] && host=hostB
-  grep -Eq "ok rank=$rank size=4 local_rank=$((rank % 2)) local_size=2 cross_rank=$((rank / 2)) cross_size=2 host=$host\$" \
-    "$T/job.out" || { cat "$T/job.out"; fail "rank $rank did not report the expected topology on $host"; }
+  expected="ok rank=$rank size=4 local_rank=$((rank % 2)) local_size=2"
+  expected+=" cross_rank=$((rank / 2)) cross_size=2 host=$host"
+  grep -q "$expected\$" "$T/job.out" ||
+    { cat "$T/job.out"; fail "rank $rank did not report '$expected'"; }
 done
 # Each host must receive the other's half of every sum: at least the data size each way.
 minimum=$((2 * MEGABYTES * 1024 * 1024))
@@ -182,6 +184,7 @@ expect_refusal() {  # expect_refusal NEEDLE horderun-args...
 }
 echo "== unreachable host and wrong port are refused with exit code 2"
 expect_refusal "cannot reach hostC over ssh" --start-timeout 3 -H hostA:1,hostB:1,hostC:1
-expect_refusal "cannot reach hostB over ssh (.*port 2223: Connection refused)" -p 2223 -H hostA:1,hostB:1
+expect_refusal "cannot reach hostB over ssh (.*port 2223: Connection refused)" \
+  -p 2223 -H hostA:1,hostB:1
 
 echo "== multi-host test passed"
