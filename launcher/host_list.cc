@@ -1,5 +1,6 @@
 #include "launcher/host_list.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -113,10 +114,12 @@ std::string FormatHostList(const std::vector<Host>& hosts) {
   return text;
 }
 
-bool IsLocalHost(const std::string& name, const std::string& own_hostname) {
+bool IsLocalHost(const std::string& name, const std::string& own_hostname,
+                 const std::vector<std::string>& own_addresses) {
   std::string own_short = own_hostname.substr(0, own_hostname.find('.'));
   return name == "localhost" || name == "localhost.localdomain" || name == "::1" ||
-         name.rfind("127.", 0) == 0 || name == own_hostname || name == own_short;
+         name.rfind("127.", 0) == 0 || name == own_hostname || name == own_short ||
+         std::find(own_addresses.begin(), own_addresses.end(), name) != own_addresses.end();
 }
 
 }  // namespace horde::launcher

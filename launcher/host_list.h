@@ -32,8 +32,10 @@ int TotalSlots(const std::vector<Host>& hosts);
 // "a:2,b:2", the form -H takes.
 std::string FormatHostList(const std::vector<Host>& hosts);
 
-// Whether `name` is this machine: localhost, a loopback address, or its own hostname
-// (full or short form).
-bool IsLocalHost(const std::string& name, const std::string& own_hostname);
+// Whether `name` is this machine: localhost, a loopback address, its own hostname (full
+// or short form) or one of its own addresses. Names are not resolved: a DNS lookup may
+// hang, and a name that is this machine under another alias costs only an ssh check.
+bool IsLocalHost(const std::string& name, const std::string& own_hostname,
+                 const std::vector<std::string>& own_addresses);
 
 }  // namespace horde::launcher

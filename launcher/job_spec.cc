@@ -1,5 +1,8 @@
 #include "launcher/job_spec.h"
 
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -57,7 +60,9 @@ std::vector<std::string> SshHosts(const HostChoice& choice, const LocalMachine& 
   std::vector<std::string> names;
   if (choice.source != HostSource::kFlag && choice.source != HostSource::kHostfile) return names;
   for (const Host& host : choice.hosts) {
-    if (!IsLocalHost(host.name, machine.hostname)) names.push_back(host.name);
+    if (!IsLocalHost(host.name, machine.hostname, machine.addresses)) {
+      names.push_back(host.name);
+    }
   }
   return names;
 }
@@ -72,6 +77,24 @@ void CheckReadable(const std::string& flag, const std::string& path) {
   }
 }
 
+std::vector<std::string> InterfaceAddresses() {
+  std::vector<std::string> addresses;
+  ifaddrs* interfaces = nullptr;
+  if (getifaddrs(&interfaces) != 0) return addresses;
+  for (ifaddrs* entry = interfaces; entry != nullptr; entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr) continue;
+    int family = entry->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    socklen_t size = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    char text[NI_MAXHOST];
+    if (getnameinfo(entry->ifa_addr, size, text, sizeof(text), nullptr, 0, NI_NUMERICHOST) == 0) {
+      addresses.push_back(text);
+    }
+  }
+  freeifaddrs(interfaces);
+  return addresses;
+}
+
 }  // namespace
 
 LocalMachine ThisMachine() {
@@ -81,6 +104,7 @@ LocalMachine ThisMachine() {
   machine.is_root = geteuid() == 0;
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof(name) - 1) == 0) machine.hostname = name;
+  machine.addresses = InterfaceAddresses();
   char dir[PATH_MAX];
   if (getcwd(dir, sizeof(dir)) != nullptr) machine.working_dir = dir;
   return machine;

@@ -15,6 +15,7 @@ struct LocalMachine {
   int cores = 1;
   bool is_root = false;
   std::string hostname;
+  std::vector<std::string> addresses;  // of its network interfaces, numeric
   std::string working_dir;
 };
 

@@ -67,11 +67,13 @@ TEST(HostList, FormatsAndCounts) {
 }
 
 TEST(HostList, RecognizesThisMachine) {
-  for (const char* name : {"localhost", "127.0.0.1", "127.0.1.1", "::1", "gpu7", "gpu7.lab.org"}) {
-    EXPECT_TRUE(IsLocalHost(name, "gpu7.lab.org")) << name;
+  std::vector<std::string> addresses = {"10.0.0.7", "fe80::1"};
+  for (const char* name :
+       {"localhost", "127.0.0.1", "127.0.1.1", "::1", "gpu7", "gpu7.lab.org", "10.0.0.7"}) {
+    EXPECT_TRUE(IsLocalHost(name, "gpu7.lab.org", addresses)) << name;
   }
-  for (const char* name : {"gpu8", "gpu", "10.0.0.7", "localhost2"}) {
-    EXPECT_FALSE(IsLocalHost(name, "gpu7.lab.org")) << name;
+  for (const char* name : {"gpu8", "gpu", "10.0.0.8", "localhost2"}) {
+    EXPECT_FALSE(IsLocalHost(name, "gpu7.lab.org", addresses)) << name;
   }
 }
 

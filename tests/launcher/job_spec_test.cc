@@ -10,7 +10,7 @@
 namespace horde::launcher {
 namespace {
 
-const LocalMachine kLaptop = {4, false, "laptop", "/home/me/work"};
+const LocalMachine kLaptop = {4, false, "laptop", {"192.168.1.5"}, "/home/me/work"};
 
 JobSpec Make(const std::vector<std::string>& args, const Environment& env = {}) {
   return MakeJobSpec(ParseOptions(args), env, kLaptop);
@@ -45,7 +45,7 @@ TEST(JobSpec, HostsDefaultNpToTheirSlots) {
 }
 
 TEST(JobSpec, LocalHostsNeedNoSsh) {
-  JobSpec job = Make({"-H", "laptop:2,localhost:1,gpu1:2", "x"});
+  JobSpec job = Make({"-H", "laptop:2,localhost:1,192.168.1.5:1,gpu1:2", "x"});
   EXPECT_EQ(job.ssh_hosts, std::vector<std::string>{"gpu1"});
 }
 

@@ -12,7 +12,7 @@
 namespace horde::launcher {
 namespace {
 
-const LocalMachine kRootOnHostA = {2, true, "hostA", "/work"};
+const LocalMachine kRootOnHostA = {2, true, "hostA", {"10.211.0.1"}, "/work"};
 const Environment kEnv = {{"PATH", "/usr/bin"}, {"HOME", "/root"}, {"HORDE_LOG_LEVEL", "debug"}};
 
 class MpiCommandTest : public testing::Test {
