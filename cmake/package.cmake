@@ -6,8 +6,7 @@ include(CMakePackageConfigHelpers)
 
 set_target_properties(horde_core PROPERTIES EXPORT_NAME core)
 set_target_properties(horde_mpi_ops PROPERTIES EXPORT_NAME mpi_ops)
-# The same files and destination as the python component's rule: exporting the targets
-# needs a rule of its own, which rewrites them in place.
+# The libraries go where the Python extension loads them from, for Python and C++ alike.
 install(TARGETS horde_torch horde_mpi_ops horde_core EXPORT hordeTargets
   LIBRARY DESTINATION torch COMPONENT development)
 install(EXPORT hordeTargets NAMESPACE horde::

@@ -18,7 +18,7 @@ HandleTable& Handles() {
 std::shared_ptr<Runtime> RequireRuntime() {
   auto runtime = CurrentRuntime();
   if (!runtime) {
-    throw Error(Status::InvalidArgument("horde has not been initialized; call hvd.init() first"));
+    throw Error(Status::InvalidArgument("horde has not been initialized; call init() first (hvd.init() in Python)"));
   }
   return runtime;
 }
