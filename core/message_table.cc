@@ -22,7 +22,7 @@ void MessageTable::Add(const Request& request) {
     slot.by_rank.resize(world_size_);
     slot.present.assign(world_size_, false);
     slot.arrival = next_arrival_++;
-    slot.group_id = request.group_id;
+    slot.group = request.group;
     slot.group_size = request.group_size;
     it = by_name_.emplace(request.name, std::move(slot)).first;
   }
@@ -45,18 +45,18 @@ bool MessageTable::Ready(const Slot& slot) const {
 
 std::vector<std::vector<Request>> MessageTable::TakeReady() {
   std::vector<std::pair<uint64_t, std::string>> ready;
-  std::map<int32_t, int> ready_per_group;
+  std::map<std::string, int> ready_per_group;
   for (const auto& kv : by_name_) {
     if (!Ready(kv.second)) continue;
     ready.emplace_back(kv.second.arrival, kv.first);
-    if (kv.second.group_id != kNoGroup) ++ready_per_group[kv.second.group_id];
+    if (!kv.second.group.empty()) ++ready_per_group[kv.second.group];
   }
   std::sort(ready.begin(), ready.end());
   std::vector<std::vector<Request>> out;
   for (const auto& r : ready) {
     auto it = by_name_.find(r.second);
     const Slot& slot = it->second;
-    if (slot.group_id != kNoGroup && ready_per_group[slot.group_id] < slot.group_size) continue;
+    if (!slot.group.empty() && ready_per_group[slot.group] < slot.group_size) continue;
     std::vector<Request> requests;
     for (int rank = 0; rank < world_size_; ++rank) {
       if (slot.present[rank]) requests.push_back(std::move(it->second.by_rank[rank]));

@@ -38,7 +38,7 @@ class MessageTable {
     std::vector<Request> by_rank;
     std::vector<bool> present;
     uint64_t arrival = 0;
-    int32_t group_id = kNoGroup;
+    std::string group;
     int32_t group_size = 0;
   };
 

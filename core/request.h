@@ -12,7 +12,6 @@ namespace horde {
 // The most dimensions a tensor may have (the wire format's limit).
 constexpr size_t kMaxTensorDims = 64;
 
-constexpr int32_t kNoGroup = -1;
 // The name every rank's join request carries.
 constexpr const char* kJoinName = "join";
 
@@ -29,8 +28,9 @@ struct Request {
   double postscale = 1.0;
   int32_t root = 0;
   int32_t device = kCpuDevice;
-  // Members of a grouped operation are released together once all are ready.
-  int32_t group_id = kNoGroup;
+  // Members of a grouped operation (same group name on every rank) are released
+  // together once all group_size of them are ready. Empty: not grouped.
+  std::string group;
   int32_t group_size = 0;
 
   int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }

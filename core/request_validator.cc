@@ -7,6 +7,7 @@ namespace horde {
 namespace {
 
 std::string Describe(const Request& r) {
+  if (r.name.empty()) return std::string("unnamed ") + OpTypeName(r.op);
   return std::string(OpTypeName(r.op)) + " '" + r.name + "'";
 }
 

@@ -55,9 +55,8 @@ std::string TrailingShape(const Request& r) {
 bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
   using R = const Request&;
   if (!Agree(by_rank, "operation", [](R r) { return std::string(OpTypeName(r.op)); }, error) ||
-      !Agree(by_rank, "group", [](R r) {
-        return r.group_id == kNoGroup ? std::string("no group") : "group " + std::to_string(r.group_id);
-      }, error) ||
+      !Agree(by_rank, "group", [](R r) { return r.group.empty() ? "no group" : "group '" + r.group + "'"; },
+             error) ||
       !Agree(by_rank, "dtype", [](R r) { return std::string(DataTypeName(r.dtype)); }, error) ||
       !Agree(by_rank, "device", [](R r) { return DeviceName(r.device); }, error)) {
     return false;

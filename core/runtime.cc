@@ -30,19 +30,42 @@ Status Runtime::Enqueue(Request request, TensorEntry entry) {
 }
 
 Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> entries) {
+  for (auto& request : requests) {
+    request.rank = topology_.rank;
+    HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
+  }
+  // Names are drawn only once every request is valid, so a local mistake on one rank
+  // does not shift the numbering that must match across ranks.
   for (size_t i = 0; i < requests.size(); ++i) {
     Request& request = requests[i];
-    request.rank = topology_.rank;
     if (request.op == OpType::kJoin) {
       request.name = kJoinName;
     } else if (request.name.empty()) {
-      int64_t n = unnamed_counts_[static_cast<size_t>(request.op)]++;
-      request.name = std::string(OpTypeName(request.op)) + ".noname." + std::to_string(n);
+      request.name = AutoName(OpTypeName(request.op));
     }
     entries[i].name = request.name;
-    HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
   }
   return queue_.Add(std::move(requests), std::move(entries));
+}
+
+Status Runtime::EnqueueGroup(std::string group, std::vector<Request> requests,
+                             std::vector<TensorEntry> entries) {
+  for (auto& request : requests) {
+    request.rank = topology_.rank;
+    HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
+  }
+  if (group.empty()) group = AutoName("group");
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].name.empty()) requests[i].name = group + "." + std::to_string(i);
+    requests[i].group = group;
+    requests[i].group_size = static_cast<int32_t>(requests.size());
+  }
+  return Enqueue(std::move(requests), std::move(entries));
+}
+
+std::string Runtime::AutoName(const std::string& kind) {
+  std::lock_guard<std::mutex> lock(names_mu_);
+  return kind + ".noname." + std::to_string(unnamed_counts_[kind]++);
 }
 
 void Runtime::Shutdown() {
@@ -84,8 +107,6 @@ void Runtime::Loop() {
   stopped_ = true;
   for (auto& entry : queue_.Close(exit_status)) entry.callback(exit_status);
 }
-
-int32_t Runtime::NewGroupId() { return next_group_id_++; }
 
 std::vector<TensorEntry> Runtime::TakeEntries(const Response& response) {
   if (!joined_ || response.kind == Response::Kind::kError) return queue_.TakeEntries(response.names);

@@ -1,7 +1,7 @@
 #pragma once
 
-#include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -32,8 +32,13 @@ class Runtime {
   // An unnamed operation is named "<op>.noname.<n>", n counting this runtime's unnamed
   // operations of that kind, so ranks that submit them in the same order agree.
   Status Enqueue(Request request, TensorEntry entry);
-  // Queues several operations at once, all or none (grouped operations rely on it).
+  // Queues several operations at once, all or none.
   Status Enqueue(std::vector<Request> requests, std::vector<TensorEntry> entries);
+  // Queues operations negotiated as one group, all or none: they run only when every
+  // member is ready on every rank. Member i of group G is named "G.i" unless named; an
+  // empty G is numbered like an unnamed operation ("group.noname.<n>").
+  Status EnqueueGroup(std::string group, std::vector<Request> requests,
+                      std::vector<TensorEntry> entries);
 
   // Asks every rank to leave the loop and waits until this one has. Operations still
   // pending complete with an Aborted status. Safe to call more than once.
@@ -43,16 +48,13 @@ class Runtime {
   // transport failed. Operations submitted afterwards fail at once.
   bool stopped() const { return stopped_.load(); }
 
-  // A fresh id for the members of one grouped operation; ranks that create groups in
-  // the same order agree on it.
-  int32_t NewGroupId();
-
   const Topology& topology() const { return topology_; }
   const Config& config() const { return config_; }
   RuntimeStats stats() const;
 
  private:
   void Loop();
+  std::string AutoName(const std::string& kind);
   void Execute(const Response& response);
   // The response's entries in name order; a joined rank gets zeros for names it lacks.
   std::vector<TensorEntry> TakeEntries(const Response& response);
@@ -69,8 +71,8 @@ class Runtime {
 
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> stopped_{false};
-  std::array<std::atomic<int64_t>, kNumOpTypes> unnamed_counts_{};
-  std::atomic<int32_t> next_group_id_{0};
+  std::mutex names_mu_;
+  std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation
   bool joined_ = false;  // background thread only: this rank's join is in progress
   mutable std::mutex stats_mu_;
   RuntimeStats stats_;

@@ -120,7 +120,7 @@ void EncodeRequest(const Request& r, ByteWriter* w) {
   w->Put<double>(r.postscale);
   w->Put<int32_t>(r.root);
   w->Put<int32_t>(r.device);
-  w->Put<int32_t>(r.group_id);
+  w->PutString(r.group);
   w->Put<int32_t>(r.group_size);
 }
 
@@ -129,7 +129,7 @@ bool DecodeRequest(ByteReader* r, Request* q) {
         r->GetEnum(&q->dtype, kNumDataTypes) && r->GetInts(&q->shape, kMaxTensorDims) &&
         r->GetEnum(&q->reduce_op, kNumReduceOps) && r->Get(&q->prescale) &&
         r->Get(&q->postscale) && r->Get(&q->root) && r->Get(&q->device) &&
-        r->Get(&q->group_id) && r->Get(&q->group_size))) {
+        r->GetString(&q->group) && r->Get(&q->group_size))) {
     return false;
   }
   for (int64_t d : q->shape) {

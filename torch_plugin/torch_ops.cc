@@ -162,24 +162,22 @@ std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
         std::to_string(inputs.size()) + " tensors and " + std::to_string(outputs.size()) +
         " outputs"));
   }
-  const int32_t group = runtime->NewGroupId();
   Batch batch;
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
       Request request;
       request.op = OpType::kAllreduce;
-      request.name = name.empty() ? "" : name + "." + std::to_string(i);
       request.reduce_op = op;
       request.prescale = prescale;
       request.postscale = postscale;
-      request.group_id = group;
-      request.group_size = static_cast<int32_t>(inputs.size());
       Prepare(std::move(request), inputs[i], outputs[i], &batch);
     }
   } catch (const Error& e) {
     Abandon(batch, e.status());
   }
-  return EnqueueBatch(*runtime, std::move(batch));
+  Status status = runtime->EnqueueGroup(name, std::move(batch.requests), std::move(batch.entries));
+  if (!status.ok()) Abandon(batch, status);
+  return batch.handles;
 }
 
 int JoinAsync(const at::Tensor& last_joined_rank) {

@@ -32,7 +32,8 @@ int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_r
                    const std::string& name);
 
 // Reduces the tensors as one unit: they are negotiated together and released only
-// when every one is ready on every rank. Member i is named "<name>.<i>".
+// when every one is ready on every rank. Member i is named "<name>.<i>" (see
+// Runtime::EnqueueGroup for unnamed groups).
 std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,

@@ -338,7 +338,7 @@ TEST_P(NegotiatorTest, AGroupIsReleasedOnlyWhenAllItsMembersAreReady) {
   SimulatedRanks ranks(size());
   auto member = [](int i) {
     Request r = Allreduce("group." + std::to_string(i));
-    r.group_id = 7;
+    r.group = "g";
     r.group_size = 3;
     return r;
   };

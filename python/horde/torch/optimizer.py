@@ -13,7 +13,8 @@ import torch
 
 from horde.torch.compression import Compression
 from horde.torch.mpi_ops import (
-    Average, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async, synchronize,
+    Average, Max, allreduce, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async,
+    synchronize,
 )
 
 
@@ -75,7 +76,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._sparse_as_dense = sparse_as_dense
 
         trainable = [p for group in self.param_groups for p in group["params"] if p.requires_grad]
-        self._requires_update = set(trainable)
+        self._trainable = trainable
+        # parameter -> sparse_dim of its gradient (0: dense), as every rank agreed on it.
+        self._layout = {}
         self._groups = _split_groups(trainable, groups, num_groups)
         self._group_of = {p: i for i, group in enumerate(self._groups) for p in group}
         self._delay = {p: backward_passes_per_step for p in trainable}
@@ -110,10 +113,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def _start(self, p):
         """Starts reducing p's gradient, alone or as the last ready member of its group."""
+        group = self._group_of.get(p)
         if p.grad is None:
             # Unused in this step on this rank: reduce zeros so no rank waits for it.
-            p.grad = torch.zeros_like(p)
-        group = self._group_of.get(p)
+            p.grad = self._zero_gradient(p, sparse=group is None and not self._sparse_as_dense)
         # A group is reduced as one dense unit, so its sparse members are densified too.
         if p.grad.is_sparse and (self._sparse_as_dense or group is not None):
             p.grad = p.grad.to_dense()
@@ -133,11 +136,39 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if len(ready) == len(self._groups[group]):
             self._start_group(group)
 
+    def _zero_gradient(self, p, sparse):
+        """Zeros in the layout the other ranks use for p's gradient: an empty sparse
+        tensor where they allgather indices and values, dense zeros otherwise."""
+        sparse_dim = self._layout.get(p, 0) if sparse else 0
+        if not sparse_dim:
+            return torch.zeros_like(p)
+        indices = torch.zeros((sparse_dim, 0), dtype=torch.int64, device=p.device)
+        values = torch.zeros((0,) + tuple(p.shape[sparse_dim:]), dtype=p.dtype, device=p.device)
+        return torch.sparse_coo_tensor(indices, values, p.shape)
+
+    def _agree_on_layouts(self):
+        """Tells every rank which gradients any rank has seen sparse (and their sparse_dim)
+        or dense, so a rank without a gradient reduces zeros the same way as the others.
+        Runs in synchronize() until every parameter's layout is known."""
+        seen = torch.zeros(len(self._trainable), 2)
+        for i, p in enumerate(self._trainable):
+            if p.grad is not None and p.grad.is_sparse:
+                seen[i, 1] = p.grad.sparse_dim()
+            elif p.grad is not None:
+                seen[i, 0] = 1
+        seen = allreduce(seen, op=Max, name="horde.optimizer.gradient_layouts")
+        for i, p in enumerate(self._trainable):
+            if seen[i, 1] > 0:
+                self._layout[p] = int(seen[i, 1])
+            elif seen[i, 0] > 0:
+                self._layout[p] = 0
+
     def _start_group(self, group):
         members = self._groups[group]
         compressed = [self._compression.compress(p.grad) for p in members]
+        # Named after its first parameter, so two optimizers' groups never collide.
         handle = grouped_allreduce_async_(
-            [t for t, _ in compressed], name=f"grad.group.{group}", op=self._op,
+            [t for t, _ in compressed], name=f"{self._parameter_names[members[0]]}.group", op=self._op,
             prescale_factor=self._prescale, postscale_factor=self._postscale)
         for index, (p, (tensor, ctx)) in enumerate(zip(members, compressed)):
             self._pending[p] = ((handle, index), ctx, tensor)
@@ -146,8 +177,11 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def synchronize(self):
         """Waits for every gradient's allreduce and writes the results into .grad. Starts
         the reduction of gradients that never appeared (zeros), so no rank waits."""
-        for p in self._requires_update:
-            if p not in self._pending:
+        if len(self._layout) < len(self._trainable):
+            self._agree_on_layouts()
+        waiting_in_groups = {p for ready in self._ready_in_group.values() for p in ready}
+        for p in self._trainable:
+            if p not in self._pending and p not in waiting_in_groups:
                 self._start(p)
         group_results = {}
         for p, (handle, ctx, sent) in self._pending.items():
