@@ -6,7 +6,7 @@ ranks, so the job trains like one process on the global batch. The learning rate
 scaled by the number of ranks, with a linear warmup over the first epoch. Rank 0 prints
 the loss and held-out accuracy per epoch and saves the checkpoint.
 
-    scripts/mpirun.sh -np 2 .venv/bin/python examples/pytorch_digits.py
+    .venv/bin/horderun -np 2 .venv/bin/python examples/pytorch_digits.py
 """
 
 import argparse

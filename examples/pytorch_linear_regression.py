@@ -6,7 +6,7 @@ hvd.allreduce before each step, so all ranks follow the same trajectory as one p
 training on the whole data set. Rank 0 reports the loss and how close the learned
 weights come to w*.
 
-    scripts/mpirun.sh -np 2 .venv/bin/python examples/pytorch_linear_regression.py
+    .venv/bin/horderun -np 2 .venv/bin/python examples/pytorch_linear_regression.py
 """
 
 import argparse

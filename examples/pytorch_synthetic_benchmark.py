@@ -1,7 +1,7 @@
 """Training throughput of a torchvision model on synthetic data, in images per second,
 as Horovod's benchmark of the same name reports it.
 
-    scripts/mpirun.sh -np 2 .venv/bin/python examples/pytorch_synthetic_benchmark.py \\
+    .venv/bin/horderun -np 2 .venv/bin/python examples/pytorch_synthetic_benchmark.py \\
         --model resnet18 --image-size 64 --num-iters 5
 """
 

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
-exec timeout 300 scripts/mpirun.sh -np 2 .venv/bin/python examples/pytorch_digits.py
+exec timeout 300 .venv/bin/horderun -np 2 .venv/bin/python examples/pytorch_digits.py
