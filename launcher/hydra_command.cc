@@ -16,11 +16,11 @@ std::string JoinWith(const std::vector<std::string>& words, const std::string& s
 MpiCommand BuildHydraCommand(const JobSpec& job) {
   std::vector<std::string> argv = {"mpirun", "-n", std::to_string(job.num_proc), "-hosts",
                                    FormatHostList(job.hosts), "-bind-to", "none"};
-  if (job.output_dir.empty()) {
-    argv.push_back("-prepend-rank");
-  } else {
+  if (!job.output_dir.empty()) {
     AppendWords(argv, {"-outfile-pattern", job.output_dir + "/rank.%r.stdout",
                        "-errfile-pattern", job.output_dir + "/rank.%r.stderr"});
+  } else if (job.tag_output) {
+    argv.push_back("-prepend-rank");
   }
   if (!job.network_interface.empty()) {
     if (job.network_interface.find(',') != std::string::npos) {

@@ -130,6 +130,7 @@ JobSpec MakeJobSpec(const LauncherOptions& options, const Environment& env,
   job.forwarded_env = ForwardedVariables(env, job.set_env);
   job.mpi_args = options.mpi_args;
   job.output_dir = Absolute(options.output_dir, machine);
+  job.tag_output = options.tag_output;
   job.command = options.command;
   return job;
 }

@@ -37,7 +37,10 @@ struct JobSpec {
   std::vector<std::string> forwarded_env;  // names of variables passed on as they are
   std::vector<EnvVar> set_env;             // variables horderun sets for every rank
   std::vector<std::string> mpi_args;
-  std::string output_dir;  // absolute; empty for tagged output on the terminal
+  std::string output_dir;  // absolute; empty for output on the terminal
+  // Open MPI 4.1's tagging misplaces tags when a line arrives in two pieces, so plain
+  // output is the default and tags are asked for.
+  bool tag_output = false;
   std::vector<std::string> command;
 };
 

@@ -70,6 +70,8 @@ const std::vector<OptionSpec>& OptionSpecs() {
        [](LauncherOptions& o, const std::string& v) {
          o.output_dir = NonEmpty("--output-filename", v, "a directory");
        }},
+      {{"--tag-output"}, "", "prefix every output line with the rank that wrote it",
+       [](LauncherOptions& o, const std::string&) { o.tag_output = true; }},
       {{"--verbose"}, "", "print the ssh checks and the mpirun command",
        [](LauncherOptions& o, const std::string&) { o.verbose = true; }},
       {{"--dry-run"}, "", "print the command and environment, run nothing",

@@ -22,6 +22,7 @@ struct LauncherOptions {
   std::vector<EnvVar> tuning_env;  // HORDE_* from the tuning flags, in flag order
   std::vector<std::string> mpi_args;
   std::string output_dir;
+  bool tag_output = false;
   bool verbose = false;
   bool dry_run = false;
   bool check_build = false;

@@ -8,10 +8,10 @@ MpiCommand BuildOpenMpiCommand(const JobSpec& job) {
   AppendWords(argv, {"-np", std::to_string(job.num_proc), "-H", FormatHostList(job.hosts),
                      "--map-by", "slot", "--bind-to", "none"});
   if (job.oversubscribe) argv.push_back("--oversubscribe");
-  if (job.output_dir.empty()) {
-    argv.push_back("--tag-output");
-  } else {
+  if (!job.output_dir.empty()) {
     AppendWords(argv, {"--output-filename", job.output_dir});
+  } else if (job.tag_output) {
+    argv.push_back("--tag-output");
   }
   std::string rsh_args = job.ssh_hosts.empty() ? "" : SshOptionString(job.ssh);
   if (!rsh_args.empty()) AppendWords(argv, {"--mca", "plm_rsh_args", rsh_args});

@@ -34,8 +34,8 @@ class MpiCommandTest : public testing::Test {
   std::string key_ = "/tmp/horde_mpi_command_test_key";
 };
 
-TEST_F(MpiCommandTest, OpenMpiLocal) {
-  EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-np", "2", "python3", "-c", "print(1)"}),
+TEST_F(MpiCommandTest, OpenMpiLocalTagged) {
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-np", "2", "--tag-output", "python3", "-c", "print(1)"}),
             "mpirun --allow-run-as-root -np 2 -H localhost:2 --map-by slot --bind-to none "
             "--tag-output -x PATH -x HORDE_LOG_LEVEL python3 -c 'print(1)'");
 }
@@ -51,7 +51,7 @@ TEST_F(MpiCommandTest, OpenMpiLocalOversubscribedNotRoot) {
 TEST_F(MpiCommandTest, OpenMpiTwoHosts) {
   EXPECT_EQ(Build(MpiFlavor::kOpenMpi, TwoHosts()),
             "mpirun --allow-run-as-root -np 4 -H hostA:2,hostB:2 --map-by slot --bind-to none "
-            "--tag-output --mca plm_rsh_args '-p 2222 -i " + key_ + "' "
+            "--mca plm_rsh_args '-p 2222 -i " + key_ + "' "
             "--mca btl_tcp_if_include hnet0 --mca oob_tcp_if_include hnet0 "
             "-x PATH -x HORDE_LOG_LEVEL -x HORDE_CYCLE_TIME=5 -x NCCL_SOCKET_IFNAME=hnet0 "
             "--mca btl tcp,self python3 train.py --lr 0.1");
@@ -60,11 +60,11 @@ TEST_F(MpiCommandTest, OpenMpiTwoHosts) {
 TEST_F(MpiCommandTest, OpenMpiNoSshOptionsWithoutRemoteHosts) {
   EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-H", "hostA:2", "-p", "2222", "x"}),
             "mpirun --allow-run-as-root -np 2 -H hostA:2 --map-by slot --bind-to none "
-            "--tag-output -x PATH -x HORDE_LOG_LEVEL x");
+            "-x PATH -x HORDE_LOG_LEVEL x");
 }
 
-TEST_F(MpiCommandTest, HydraLocal) {
-  EXPECT_EQ(Build(MpiFlavor::kHydra, {"-np", "3", "python3", "-c", "print(1)"}),
+TEST_F(MpiCommandTest, HydraLocalTagged) {
+  EXPECT_EQ(Build(MpiFlavor::kHydra, {"-np", "3", "--tag-output", "python3", "-c", "print(1)"}),
             "mpirun -n 3 -hosts localhost:2 -bind-to none -prepend-rank "
             "-genvlist PATH,HORDE_LOG_LEVEL python3 -c 'print(1)'");
 }
@@ -72,7 +72,7 @@ TEST_F(MpiCommandTest, HydraLocal) {
 TEST_F(MpiCommandTest, HydraTwoHosts) {
   EXPECT_EQ(Build(MpiFlavor::kHydra, TwoHosts()),
             "HYDRA_LAUNCHER_EXTRA_ARGS='-p 2222 -i " + key_ + "' "
-            "mpirun -n 4 -hosts hostA:2,hostB:2 -bind-to none -prepend-rank -iface hnet0 "
+            "mpirun -n 4 -hosts hostA:2,hostB:2 -bind-to none -iface hnet0 "
             "-genvlist PATH,HORDE_LOG_LEVEL -genv HORDE_CYCLE_TIME 5 "
             "-genv NCCL_SOCKET_IFNAME hnet0 --mca btl tcp,self python3 train.py --lr 0.1");
 }
