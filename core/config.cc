@@ -36,16 +36,29 @@ Status ParseNonNegativeInt(const EnvLookup& env, const std::string& suffix, int6
   return Status::Ok();
 }
 
-Status ParsePositiveDouble(const EnvLookup& env, const std::string& suffix, double* out) {
+enum class Bound { kPositive, kNonNegative };
+
+Status ParseNumber(const EnvLookup& env, const std::string& suffix, Bound bound, double* out) {
   std::string var;
   auto value = Lookup(env, suffix, &var);
   if (!value) return Status::Ok();
   char* end = nullptr;
   double parsed = std::strtod(value->c_str(), &end);
-  if (value->empty() || *end != '\0' || !std::isfinite(parsed) || parsed <= 0) {
-    return Malformed(var, *value, "a positive number");
+  const bool positive = bound == Bound::kPositive;
+  if (value->empty() || *end != '\0' || !std::isfinite(parsed) || parsed < 0 ||
+      (positive && parsed == 0)) {
+    return Malformed(var, *value, positive ? "a positive number" : "a non-negative number");
   }
   *out = parsed;
+  return Status::Ok();
+}
+
+Status ParseSwitch(const EnvLookup& env, const std::string& suffix, bool* out) {
+  std::string var;
+  auto value = Lookup(env, suffix, &var);
+  if (!value) return Status::Ok();
+  if (*value != "0" && *value != "1") return Malformed(var, *value, "1 (on) or 0 (off)");
+  *out = *value == "1";
   return Status::Ok();
 }
 
@@ -81,9 +94,16 @@ EnvLookup ProcessEnv() {
 Status Config::FromEnv(const EnvLookup& env, Config* config) {
   Config c;
   HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "FUSION_THRESHOLD", &c.fusion_threshold_bytes));
-  HORDE_RETURN_IF_ERROR(ParsePositiveDouble(env, "CYCLE_TIME", &c.cycle_time_ms));
+  HORDE_RETURN_IF_ERROR(ParseNumber(env, "CYCLE_TIME", Bound::kPositive, &c.cycle_time_ms));
   HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
   HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
+  HORDE_RETURN_IF_ERROR(
+      ParseNumber(env, "STALL_CHECK_TIME_SECONDS", Bound::kPositive, &c.stall.check_seconds));
+  HORDE_RETURN_IF_ERROR(ParseNumber(env, "STALL_SHUTDOWN_TIME_SECONDS", Bound::kNonNegative,
+                                    &c.stall.shutdown_seconds));
+  bool stall_check_disabled = false;
+  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "STALL_CHECK_DISABLE", &stall_check_disabled));
+  c.stall.enabled = !stall_check_disabled;
   *config = c;
   return Status::Ok();
 }

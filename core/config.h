@@ -15,6 +15,14 @@ namespace horde {
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 EnvLookup ProcessEnv();
 
+// When the coordinator reports, and fails, operations that some ranks have submitted
+// and others have not (see core/stall_inspector.h).
+struct StallSettings {
+  bool enabled = true;           // HORDE_STALL_CHECK_DISABLE=1 turns reports and failures off
+  double check_seconds = 60.0;   // report names stalled this long
+  double shutdown_seconds = 0.0;  // fail names stalled this long; 0: never
+};
+
 // Runtime settings, read once at init() from HORDE_* variables (HOROVOD_* accepted as
 // aliases; the HORDE_ name wins). A malformed value is an error naming the variable and
 // the expected form, never a silent default.
@@ -22,6 +30,7 @@ struct Config {
   int64_t fusion_threshold_bytes = 128 * 1024 * 1024;
   double cycle_time_ms = 1.0;
   LogLevel log_level = LogLevel::kWarning;
+  StallSettings stall;
 
   static Status FromEnv(const EnvLookup& env, Config* config);
 };

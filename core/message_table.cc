@@ -2,15 +2,28 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/logging.h"
 
 namespace horde {
+namespace {
+
+// Names keyed by arrival, in arrival order (the order of every decision the table makes).
+std::vector<PendingName> OldestFirst(std::vector<std::pair<uint64_t, PendingName>> keyed) {
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<PendingName> out;
+  for (auto& k : keyed) out.push_back(std::move(k.second));
+  return out;
+}
+
+}  // namespace
 
 MessageTable::MessageTable(int world_size)
     : world_size_(world_size), joined_(world_size, false) {}
 
-void MessageTable::Add(const Request& request) {
+void MessageTable::Add(const Request& request, SteadyTime now) {
   if (request.rank < 0 || request.rank >= world_size_) {
     HORDE_LOG(kError) << "ignoring request for '" << request.name << "' from invalid rank "
                       << request.rank;
@@ -22,6 +35,7 @@ void MessageTable::Add(const Request& request) {
     slot.by_rank.resize(world_size_);
     slot.present.assign(world_size_, false);
     slot.arrival = next_arrival_++;
+    slot.first_requested = now;
     slot.group = request.group;
     slot.group_size = request.group_size;
     it = by_name_.emplace(request.name, std::move(slot)).first;
@@ -65,6 +79,50 @@ std::vector<std::vector<Request>> MessageTable::TakeReady() {
     by_name_.erase(it);
   }
   return out;
+}
+
+PendingName MessageTable::Describe(const std::string& name, const Slot& slot) const {
+  PendingName pending;
+  pending.name = name;
+  pending.first_requested = slot.first_requested;
+  bool op_known = false;
+  for (int r = 0; r < world_size_; ++r) {
+    if (slot.present[r] && !op_known) {
+      pending.op = slot.by_rank[r].op;
+      op_known = true;
+    }
+    if (!slot.present[r] && !joined_[r]) pending.missing.push_back(r);
+  }
+  return pending;
+}
+
+std::vector<PendingName> MessageTable::Waiting() const {
+  std::vector<std::pair<uint64_t, PendingName>> waiting;
+  for (const auto& kv : by_name_) {
+    PendingName pending = Describe(kv.first, kv.second);
+    if (!pending.missing.empty()) waiting.emplace_back(kv.second.arrival, std::move(pending));
+  }
+  return OldestFirst(std::move(waiting));
+}
+
+std::vector<PendingName> MessageTable::Remove(const std::vector<std::string>& names) {
+  std::set<std::string> doomed, groups;
+  for (const auto& name : names) {
+    auto it = by_name_.find(name);
+    if (it == by_name_.end()) continue;
+    doomed.insert(name);
+    if (!it->second.group.empty()) groups.insert(it->second.group);
+  }
+  for (const auto& kv : by_name_) {
+    if (groups.count(kv.second.group)) doomed.insert(kv.first);
+  }
+  std::vector<std::pair<uint64_t, PendingName>> removed;
+  for (const auto& name : doomed) {
+    auto it = by_name_.find(name);
+    removed.emplace_back(it->second.arrival, Describe(name, it->second));
+    by_name_.erase(it);
+  }
+  return OldestFirst(std::move(removed));
 }
 
 void MessageTable::Join(int rank) {

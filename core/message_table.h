@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -8,16 +9,28 @@
 
 namespace horde {
 
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// A name the coordinator holds, as the stall inspector sees it.
+struct PendingName {
+  std::string name;
+  OpType op = OpType::kAllreduce;
+  SteadyTime first_requested;
+  std::vector<int> missing;  // ranks that have neither asked for it nor joined
+};
+
 // The coordinator's record of which ranks have asked for which names, and which ranks
 // have joined (run out of data). A name is ready when every rank has either asked for
 // it or joined; a grouped name waits until its whole group is ready. Ready names come
 // out in the order they were first requested, so every round's decisions are
-// deterministic.
+// deterministic. Each name remembers when it was first requested, for the stall
+// inspector.
 class MessageTable {
  public:
   explicit MessageTable(int world_size);
 
-  void Add(const Request& request);
+  // Records `request` (its rank must be set); `now` is kept if the name is new.
+  void Add(const Request& request, SteadyTime now);
 
   // Removes and returns the ready names: for each, the requests of the ranks that asked,
   // in rank order.
@@ -33,16 +46,24 @@ class MessageTable {
 
   size_t pending() const { return by_name_.size(); }
 
+  // Names some ranks have asked for and other (not joined) ranks have not, oldest first.
+  std::vector<PendingName> Waiting() const;
+  // Removes `names` and the other members of their groups (a group missing a member can
+  // never run); returns what was removed, oldest first.
+  std::vector<PendingName> Remove(const std::vector<std::string>& names);
+
  private:
   struct Slot {
     std::vector<Request> by_rank;
     std::vector<bool> present;
     uint64_t arrival = 0;
+    SteadyTime first_requested;
     std::string group;
     int32_t group_size = 0;
   };
 
   bool Ready(const Slot& slot) const;
+  PendingName Describe(const std::string& name, const Slot& slot) const;
 
   int world_size_;
   uint64_t next_arrival_ = 0;

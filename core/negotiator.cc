@@ -1,5 +1,6 @@
 #include "core/negotiator.h"
 
+#include "core/logging.h"
 #include "core/response_builder.h"
 #include "core/wire_codec.h"
 
@@ -24,6 +25,7 @@ Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
 }
 
 Status Negotiator::Coordinate(const std::vector<std::string>& gathered, ResponseList* out) {
+  const SteadyTime now = clock_();
   for (size_t rank = 0; rank < gathered.size(); ++rank) {
     RequestList list;
     Status s = DecodeRequestList(gathered[rank], &list);
@@ -36,7 +38,7 @@ Status Negotiator::Coordinate(const std::vector<std::string>& gathered, Response
       if (request.op == OpType::kJoin) {
         table_.Join(request.rank);
       } else {
-        table_.Add(request);
+        table_.Add(request, now);
       }
     }
   }
@@ -46,6 +48,10 @@ Status Negotiator::Coordinate(const std::vector<std::string>& gathered, Response
     ready.push_back({BuildResponse(requests, joined), requests[0].size_bytes()});
   }
   out->responses = planner_.Plan(std::move(ready));
+  // After the ready names are taken, so a name that just became ready never counts.
+  StallInspector::Findings stalls = inspector_.Inspect(now, &table_);
+  if (!stalls.report.empty()) HORDE_LOG(kWarning) << stalls.report;
+  for (auto& error : stalls.failed) out->responses.push_back(std::move(error));
   // Once every rank has joined, the join completes after all else that was ready.
   if (table_.AllJoined()) {
     Response join;

@@ -15,7 +15,7 @@ Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> tr
       topology_(topology),
       transport_(std::move(transport)),
       ops_(std::move(ops)),
-      negotiator_(transport_.get(), config_.fusion_threshold_bytes) {
+      negotiator_(transport_.get(), config_.fusion_threshold_bytes, config_.stall) {
   loop_ = std::thread([this] { Loop(); });
 }
 

@@ -42,7 +42,7 @@ const std::vector<TuningFlag>& TuningFlags() {
       {"--stall-check-seconds", "HORDE_STALL_CHECK_TIME_SECONDS", Kind::kCount, "SECONDS",
        "warn about ranks that stall this long"},
       {"--stall-shutdown-seconds", "HORDE_STALL_SHUTDOWN_TIME_SECONDS", Kind::kCount, "SECONDS",
-       "shut down after a stall this long; 0 never"},
+       "fail operations stalled this long; 0 never"},
       {"--hierarchical-allreduce", "HORDE_HIERARCHICAL_ALLREDUCE", Kind::kSwitch, "",
        "allreduce within nodes, then across them"},
       {"--log-level", "HORDE_LOG_LEVEL", Kind::kLogLevel, "LEVEL",

@@ -26,6 +26,9 @@ TEST(Config, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(config.fusion_threshold_bytes, 128 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(config.cycle_time_ms, 1.0);
   EXPECT_EQ(config.log_level, LogLevel::kWarning);
+  EXPECT_TRUE(config.stall.enabled);
+  EXPECT_DOUBLE_EQ(config.stall.check_seconds, 60.0);
+  EXPECT_DOUBLE_EQ(config.stall.shutdown_seconds, 0.0);
 }
 
 TEST(Config, ReadsHordeVariables) {
@@ -33,12 +36,27 @@ TEST(Config, ReadsHordeVariables) {
   Status s = Parse({{"HORDE_FUSION_THRESHOLD", "0"},
                     {"HORDE_CYCLE_TIME", "2.5"},
                     {"HORDE_LOG_LEVEL", "debug"},
-                    {"HORDE_CPU_OPERATIONS", "MPI"}},
+                    {"HORDE_CPU_OPERATIONS", "MPI"},
+                    {"HORDE_STALL_CHECK_TIME_SECONDS", "0.5"},
+                    {"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "30"},
+                    {"HORDE_STALL_CHECK_DISABLE", "1"}},
                    &config);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(config.fusion_threshold_bytes, 0);
   EXPECT_DOUBLE_EQ(config.cycle_time_ms, 2.5);
   EXPECT_EQ(config.log_level, LogLevel::kDebug);
+  EXPECT_DOUBLE_EQ(config.stall.check_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(config.stall.shutdown_seconds, 30.0);
+  EXPECT_FALSE(config.stall.enabled);
+}
+
+TEST(Config, StallShutdownTimeZeroMeansNeverAndTheCheckCanBeLeftOn) {
+  Config config;
+  Status s = Parse({{"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "0"}, {"HORDE_STALL_CHECK_DISABLE", "0"}},
+                   &config);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_DOUBLE_EQ(config.stall.shutdown_seconds, 0.0);
+  EXPECT_TRUE(config.stall.enabled);
 }
 
 TEST(Config, AcceptsHorovodAliases) {
@@ -46,12 +64,18 @@ TEST(Config, AcceptsHorovodAliases) {
   Status s = Parse({{"HOROVOD_FUSION_THRESHOLD", "67108864"},
                     {"HOROVOD_CYCLE_TIME", "5"},
                     {"HOROVOD_LOG_LEVEL", "ERROR"},
-                    {"HOROVOD_CPU_OPERATIONS", "mpi"}},
+                    {"HOROVOD_CPU_OPERATIONS", "mpi"},
+                    {"HOROVOD_STALL_CHECK_TIME_SECONDS", "120"},
+                    {"HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", "600"},
+                    {"HOROVOD_STALL_CHECK_DISABLE", "1"}},
                    &config);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(config.fusion_threshold_bytes, 64 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(config.cycle_time_ms, 5.0);
   EXPECT_EQ(config.log_level, LogLevel::kError);
+  EXPECT_DOUBLE_EQ(config.stall.check_seconds, 120.0);
+  EXPECT_DOUBLE_EQ(config.stall.shutdown_seconds, 600.0);
+  EXPECT_FALSE(config.stall.enabled);
 }
 
 TEST(Config, HordeNameWinsOverHorovodAlias) {
@@ -61,12 +85,21 @@ TEST(Config, HordeNameWinsOverHorovodAlias) {
                     {"HORDE_CYCLE_TIME", "0.5"},
                     {"HOROVOD_CYCLE_TIME", "9"},
                     {"HORDE_LOG_LEVEL", "trace"},
-                    {"HOROVOD_LOG_LEVEL", "fatal"}},
+                    {"HOROVOD_LOG_LEVEL", "fatal"},
+                    {"HORDE_STALL_CHECK_TIME_SECONDS", "5"},
+                    {"HOROVOD_STALL_CHECK_TIME_SECONDS", "7"},
+                    {"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "0"},
+                    {"HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", "9"},
+                    {"HORDE_STALL_CHECK_DISABLE", "0"},
+                    {"HOROVOD_STALL_CHECK_DISABLE", "1"}},
                    &config);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(config.fusion_threshold_bytes, 1024);
   EXPECT_DOUBLE_EQ(config.cycle_time_ms, 0.5);
   EXPECT_EQ(config.log_level, LogLevel::kTrace);
+  EXPECT_DOUBLE_EQ(config.stall.check_seconds, 5.0);
+  EXPECT_DOUBLE_EQ(config.stall.shutdown_seconds, 0.0);
+  EXPECT_TRUE(config.stall.enabled);
 }
 
 TEST(Config, MalformedHordeValueIsAnErrorEvenWithAValidAlias) {
@@ -102,6 +135,8 @@ const char kInteger[] = "a non-negative integer";
 const char kPositive[] = "a positive number";
 const char kLevels[] = "one of trace, debug, info, warning, error, fatal";
 const char kMpi[] = "MPI";
+const char kNonNegative[] = "a non-negative number";
+const char kSwitch[] = "1 (on) or 0 (off)";
 
 INSTANTIATE_TEST_SUITE_P(
     AllVariables, MalformedValue,
@@ -125,7 +160,18 @@ INSTANTIATE_TEST_SUITE_P(
                       MalformedCase{"HOROVOD_LOG_LEVEL", "warn", kLevels},
                       MalformedCase{"HORDE_CPU_OPERATIONS", "GLOO", kMpi},
                       MalformedCase{"HORDE_CPU_OPERATIONS", "", kMpi},
-                      MalformedCase{"HOROVOD_CPU_OPERATIONS", "ccl", kMpi}));
+                      MalformedCase{"HOROVOD_CPU_OPERATIONS", "ccl", kMpi},
+                      MalformedCase{"HORDE_STALL_CHECK_TIME_SECONDS", "0", kPositive},
+                      MalformedCase{"HORDE_STALL_CHECK_TIME_SECONDS", "-5", kPositive},
+                      MalformedCase{"HORDE_STALL_CHECK_TIME_SECONDS", "60s", kPositive},
+                      MalformedCase{"HORDE_STALL_CHECK_TIME_SECONDS", "", kPositive},
+                      MalformedCase{"HOROVOD_STALL_CHECK_TIME_SECONDS", "inf", kPositive},
+                      MalformedCase{"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "-1", kNonNegative},
+                      MalformedCase{"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "never", kNonNegative},
+                      MalformedCase{"HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", "nan", kNonNegative},
+                      MalformedCase{"HORDE_STALL_CHECK_DISABLE", "true", kSwitch},
+                      MalformedCase{"HORDE_STALL_CHECK_DISABLE", "", kSwitch},
+                      MalformedCase{"HOROVOD_STALL_CHECK_DISABLE", "2", kSwitch}));
 
 }  // namespace
 }  // namespace horde

@@ -4,83 +4,17 @@
 
 #include <functional>
 
-#include "core/wire_codec.h"
-#include "tests/cpp/fake_transport.h"
+#include "tests/cpp/simulated_ranks.h"
 
 namespace horde {
 namespace {
 
-constexpr int64_t kDefaultThreshold = 128 * 1024 * 1024;
-
-// N ranks in one process, each with its own Negotiator over a fake transport; every
-// round runs on N threads at once, as the ranks' background loops would.
-class SimulatedRanks {
- public:
-  explicit SimulatedRanks(int size, int64_t fusion_threshold = kDefaultThreshold,
-                          std::chrono::milliseconds timeout = std::chrono::seconds(10))
-      : hub_(std::make_shared<testing::FakeHub>(size, timeout)) {
-    for (int rank = 0; rank < size; ++rank) {
-      transports_.push_back(std::make_unique<testing::FakeTransport>(hub_, rank));
-      negotiators_.push_back(
-          std::make_unique<Negotiator>(transports_.back().get(), fusion_threshold));
-    }
-  }
-
-  int size() const { return hub_->size(); }
-  size_t pending_on_coordinator() const { return negotiators_[0]->pending_on_coordinator(); }
-
-  void RunRound(const std::vector<RequestList>& mine, std::vector<Status>* status,
-                std::vector<ResponseList>* decided) {
-    status->assign(size(), Status());
-    decided->assign(size(), ResponseList());
-    testing::RunOnRanks(size(), [&](int rank) {
-      (*status)[rank] = negotiators_[rank]->RunRound(mine[rank], &(*decided)[rank]);
-    });
-  }
-
-  // One round that must succeed with the same decision on every rank; returns it.
-  ResponseList Round(const std::vector<RequestList>& mine) {
-    std::vector<Status> status;
-    std::vector<ResponseList> decided;
-    RunRound(mine, &status, &decided);
-    for (int rank = 0; rank < size(); ++rank) {
-      EXPECT_TRUE(status[rank].ok()) << "rank " << rank << ": " << status[rank].message();
-      EXPECT_EQ(EncodeResponseList(decided[rank]), EncodeResponseList(decided[0]))
-          << "rank " << rank << " decided differently from the coordinator";
-    }
-    return decided[0];
-  }
-
- private:
-  std::shared_ptr<testing::FakeHub> hub_;
-  std::vector<std::unique_ptr<testing::FakeTransport>> transports_;
-  std::vector<std::unique_ptr<Negotiator>> negotiators_;
-};
-
-Request Allreduce(const std::string& name, DataType dtype = DataType::kFloat32,
-                  TensorShape shape = {4}) {
-  Request r;
-  r.name = name;
-  r.dtype = dtype;
-  r.shape = std::move(shape);
-  return r;
-}
-
-// What each rank submits this round, built per rank.
-std::vector<RequestList> PerRank(int size, const std::function<std::vector<Request>(int)>& fn) {
-  std::vector<RequestList> lists(size);
-  for (int rank = 0; rank < size; ++rank) {
-    lists[rank].requests = fn(rank);
-    for (auto& r : lists[rank].requests) r.rank = rank;
-  }
-  return lists;
-}
-
-std::vector<RequestList> Everyone(int size, const std::vector<Request>& requests) {
-  return PerRank(size, [&](int) { return requests; });
-}
-
-std::vector<RequestList> Nobody(int size) { return std::vector<RequestList>(size); }
+using testing::Allreduce;
+using testing::Everyone;
+using testing::kDefaultThreshold;
+using testing::Nobody;
+using testing::PerRank;
+using testing::SimulatedRanks;
 
 class NegotiatorTest : public ::testing::TestWithParam<int> {
  protected:
@@ -349,6 +283,78 @@ TEST_P(NegotiatorTest, AGroupIsReleasedOnlyWhenAllItsMembersAreReady) {
   EXPECT_EQ(decided.responses[0].names,
             (std::vector<std::string>{"group.0", "group.1", "group.2"}));
   EXPECT_EQ(decided.responses[0].tensor_sizes, (std::vector<int64_t>{4, 4, 4}));
+}
+
+std::vector<RequestList> AllButRank1(int size, const std::string& name) {
+  return PerRank(size, [&](int rank) {
+    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Allreduce(name)};
+  });
+}
+
+TEST_P(NegotiatorTest, AStalledNameFailsOnEveryRankWithTheReportAndLaterNamesRun) {
+  StallSettings stall;
+  stall.check_seconds = 1;
+  stall.shutdown_seconds = 2;
+  SimulatedRanks ranks(size(), kDefaultThreshold, std::chrono::seconds(10), stall);
+  EXPECT_TRUE(ranks.Round(AllButRank1(size(), "skipped")).responses.empty());
+  ranks.Advance(std::chrono::milliseconds(1500));
+  EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty()) << "reported, not failed yet";
+  ranks.Advance(std::chrono::seconds(1));
+  // Round() checks that every rank got the same decision.
+  ResponseList decided = ranks.Round(Nobody(size()));
+  ASSERT_EQ(decided.responses.size(), 1u);
+  const Response& error = decided.responses[0];
+  EXPECT_EQ(error.kind, Response::Kind::kError);
+  EXPECT_EQ(error.names, std::vector<std::string>{"skipped"});
+  for (const char* part : {"fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=2)",
+                           "\n  rank 1 has not submitted allreduce 'skipped' (waiting 2.5 s)\n",
+                           "likely causes:"}) {
+    EXPECT_NE(error.error_message.find(part), std::string::npos) << error.error_message;
+  }
+  EXPECT_EQ(ranks.pending_on_coordinator(), 0u);
+
+  decided = ranks.Round(Everyone(size(), {Allreduce("next")}));
+  ASSERT_EQ(decided.responses.size(), 1u);
+  EXPECT_EQ(decided.responses[0].kind, Response::Kind::kCollective);
+  EXPECT_EQ(decided.responses[0].names, std::vector<std::string>{"next"});
+}
+
+TEST_P(NegotiatorTest, WithoutAShutdownTimeAStalledNameWaitsAndRunsOnceEveryRankAsks) {
+  StallSettings stall;
+  stall.check_seconds = 1;
+  SimulatedRanks ranks(size(), kDefaultThreshold, std::chrono::seconds(10), stall);
+  EXPECT_TRUE(ranks.Round(AllButRank1(size(), "late")).responses.empty());
+  for (int i = 0; i < 5; ++i) {
+    ranks.Advance(std::chrono::seconds(60));
+    EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty());
+  }
+  auto only_rank1 = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{Allreduce("late")} : std::vector<Request>{};
+  });
+  ResponseList decided = ranks.Round(only_rank1);
+  ASSERT_EQ(decided.responses.size(), 1u);
+  EXPECT_EQ(decided.responses[0].kind, Response::Kind::kCollective);
+}
+
+TEST_P(NegotiatorTest, ARankWaitingInJoinIsNotStalled) {
+  StallSettings stall;
+  stall.check_seconds = 1;
+  stall.shutdown_seconds = 2;
+  SimulatedRanks ranks(size(), kDefaultThreshold, std::chrono::seconds(10), stall);
+  auto rank1_joins = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{Join()} : std::vector<Request>{};
+  });
+  EXPECT_TRUE(ranks.Round(rank1_joins).responses.empty());
+  for (int i = 0; i < 5; ++i) {
+    ranks.Advance(std::chrono::seconds(60));
+    EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty()) << "nothing failed";
+  }
+  auto others_join = PerRank(size(), [](int rank) {
+    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Join()};
+  });
+  ResponseList decided = ranks.Round(others_join);
+  ASSERT_EQ(decided.responses.size(), 1u);
+  EXPECT_EQ(decided.responses[0].op, OpType::kJoin);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, NegotiatorTest, ::testing::Values(2, 4),

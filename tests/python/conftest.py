@@ -87,20 +87,21 @@ def rank_tensor(request):
 
 @pytest.fixture
 def run_python():
-    """run_python(code, env={}, launcher=()): runs ``code`` in a fresh Python (under the
-    ``launcher`` command, e.g. mpirun, if given) and returns its stdout; fails the test if
-    it exits non-zero or runs over 60 s. The child gets this environment without the outer
-    MPI job's variables (a child that saw them would try to join that job) and without
-    horde settings, plus ``env``."""
+    """run_python(code, env={}, launcher=(), with_stderr=False): runs ``code`` in a fresh
+    Python (under the ``launcher`` command, e.g. mpirun, if given) and returns its stdout,
+    or (stdout, stderr) with ``with_stderr``; fails the test if it exits non-zero or runs
+    over 60 s. The child gets this environment without the outer MPI job's variables (a
+    child that saw them would try to join that job) and without horde settings, plus
+    ``env``."""
     outer_job = ("OMPI_", "PMIX_", "PRTE_", "HYDRA_", "HORDE_", "HOROVOD_")
 
-    def run(code, env=None, launcher=()):
+    def run(code, env=None, launcher=(), with_stderr=False):
         child_env = {key: value for key, value in os.environ.items()
                      if not key.startswith(outer_job) or key.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
         child_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **(env or {}))
         done = subprocess.run([*launcher, sys.executable, "-c", textwrap.dedent(code)],
                               env=child_env, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, f"exit code {done.returncode}\n{done.stdout}\n{done.stderr}"
-        return done.stdout
+        return (done.stdout, done.stderr) if with_stderr else done.stdout
 
     return run

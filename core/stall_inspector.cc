@@ -1,0 +1,164 @@
+#include "core/stall_inspector.h"
+
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace horde {
+namespace {
+
+const char kLikelyCauses[] =
+    "likely causes:\n"
+    "  - a rank skipped a step or took a different code path (a branch on the rank or on its "
+    "data);\n"
+    "  - names differ across ranks: unnamed operations are numbered in the order each rank "
+    "submits them, so name them or submit them in the same order;\n"
+    "  - uneven data: a rank ran out of data; call hvd.join() on a rank that finishes early, so "
+    "the others go on without it.";
+
+double Seconds(SteadyTime::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// A setting as the user wrote it: "60", "0.5", "86400".
+std::string Setting(double seconds) {
+  std::ostringstream s;
+  s << std::setprecision(15) << seconds;
+  return s.str();
+}
+
+// An age, in tenths under ten seconds (small thresholds in tests and tuning), else whole.
+std::string Age(double seconds) {
+  const bool tenths = seconds < 10;
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(tenths ? 1 : 0)
+    << (tenths ? std::floor(seconds * 10) / 10 : std::floor(seconds)) << " s";
+  return s.str();
+}
+
+// "rank 3", "ranks 1,4", "ranks 0-7,9": runs of three or more ranks are shortened.
+std::string RankList(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t last = i;
+    while (last + 1 < ranks.size() && ranks[last + 1] == ranks[last] + 1) ++last;
+    if (i > 0) s += ",";
+    s += std::to_string(ranks[i]);
+    if (last - i >= 2) {
+      s += "-" + std::to_string(ranks[last]);
+      i = last + 1;
+    } else {
+      ++i;
+    }
+  }
+  return s;
+}
+
+// "  rank 1 has not submitted allreduce 'a', broadcast 'b' and 3 more (waiting up to 75 s)"
+// for names sharing one set of missing ranks, oldest first.
+std::string Line(const std::vector<const PendingName*>& names, SteadyTime now) {
+  const std::vector<int>& missing = names[0]->missing;
+  std::string line = "  " + RankList(missing) + (missing.size() == 1 ? " has" : " have") +
+                     " not submitted ";
+  for (size_t i = 0; i < names.size() && i < StallInspector::kNamesPerLine; ++i) {
+    if (i > 0) line += ", ";
+    line += std::string(OpTypeName(names[i]->op)) + " '" + names[i]->name + "'";
+  }
+  if (names.size() > StallInspector::kNamesPerLine) {
+    line += " and " + std::to_string(names.size() - StallInspector::kNamesPerLine) + " more";
+  }
+  const std::string age = Age(Seconds(now - names[0]->first_requested));
+  return line + (names.size() == 1 ? " (waiting " : " (waiting up to ") + age + ")\n";
+}
+
+// One line per set of missing ranks, in the order of each set's oldest name.
+std::string Lines(const std::vector<PendingName>& stalled, SteadyTime now) {
+  std::vector<std::vector<int>> order;
+  std::map<std::vector<int>, std::vector<const PendingName*>> by_missing;
+  for (const auto& pending : stalled) {
+    auto& names = by_missing[pending.missing];
+    if (names.empty()) order.push_back(pending.missing);
+    names.push_back(&pending);
+  }
+  std::string lines;
+  size_t listed = 0;
+  for (size_t i = 0; i < order.size() && i < StallInspector::kMaxLines; ++i) {
+    lines += Line(by_missing[order[i]], now);
+    listed += by_missing[order[i]].size();
+  }
+  if (const size_t rest = stalled.size() - listed) {
+    lines += "  and " + std::to_string(rest) + " more operation" + (rest == 1 ? "" : "s") +
+             " that other ranks have not submitted\n";
+  }
+  return lines;
+}
+
+// The report of names stalled past the check time, which keep waiting.
+std::string WarningReport(const StallSettings& settings, const std::vector<PendingName>& stalled,
+                          SteadyTime now) {
+  const std::string then =
+      settings.shutdown_seconds > 0
+          ? "They fail once they have waited " + Setting(settings.shutdown_seconds) +
+                " s (HORDE_STALL_SHUTDOWN_TIME_SECONDS)."
+          : "They keep waiting: HORDE_STALL_SHUTDOWN_TIME_SECONDS=N makes them fail after N s "
+            "instead.";
+  return "stall: these operations have waited " + Setting(settings.check_seconds) +
+         " s or more for ranks that have not submitted them:\n" + Lines(stalled, now) +
+         kLikelyCauses + "\n" + then + " HORDE_STALL_CHECK_DISABLE=1 turns these reports off.";
+}
+
+// Fails the names stalled past the shutdown time, and the rest of their groups, with a
+// report of them (group members that were not stalled themselves are not listed).
+StallInspector::Findings Fail(const StallSettings& settings,
+                              const std::vector<PendingName>& expired, SteadyTime now,
+                              MessageTable* table) {
+  StallInspector::Findings findings;
+  const std::string limit = Setting(settings.shutdown_seconds);
+  findings.report = "stall: these operations waited " + limit +
+                    " s or more for ranks that have not submitted them, and fail "
+                    "(HORDE_STALL_SHUTDOWN_TIME_SECONDS=" + limit + ") on the ranks that did:\n" +
+                    Lines(expired, now) + kLikelyCauses;
+  std::vector<std::string> names;
+  for (const auto& pending : expired) names.push_back(pending.name);
+  for (const auto& removed : table->Remove(names)) {
+    Response error;
+    error.kind = Response::Kind::kError;
+    error.op = removed.op;
+    error.names = {removed.name};
+    error.error_message = findings.report;
+    findings.failed.push_back(std::move(error));
+  }
+  return findings;
+}
+
+}  // namespace
+
+StallInspector::Findings StallInspector::Inspect(SteadyTime now, MessageTable* table) {
+  if (!settings_.enabled || table->pending() == 0) return {};
+  if (last_check_ && now - *last_check_ < kCheckInterval) return {};
+  last_check_ = now;
+  std::vector<PendingName> stalled, expired;
+  for (auto& pending : table->Waiting()) {
+    const double age = Seconds(now - pending.first_requested);
+    if (settings_.shutdown_seconds > 0 && age >= settings_.shutdown_seconds) {
+      expired.push_back(std::move(pending));
+    } else if (age >= settings_.check_seconds) {
+      stalled.push_back(std::move(pending));
+    }
+  }
+  // A failure report counts as this period's report: names still below the shutdown
+  // time wait for the next one.
+  Findings findings;
+  if (!expired.empty()) {
+    findings = Fail(settings_, expired, now, table);
+  } else if (!stalled.empty() && ReportDue(now)) {
+    findings.report = WarningReport(settings_, stalled, now);
+  }
+  if (!findings.report.empty()) last_report_ = now;
+  return findings;
+}
+
+bool StallInspector::ReportDue(SteadyTime now) const {
+  return !last_report_ || Seconds(now - *last_report_) >= settings_.check_seconds;
+}
+
+}  // namespace horde
