@@ -39,7 +39,7 @@ const std::vector<TuningFlag>& TuningFlags() {
       {"--autotune", "HORDE_AUTOTUNE", Kind::kSwitch, "", "tune fusion and cycle time online"},
       {"--autotune-log-file", "HORDE_AUTOTUNE_LOG", Kind::kText, "FILE",
        "CSV log of autotuning"},
-      {"--stall-check-seconds", "HORDE_STALL_CHECK_TIME_SECONDS", Kind::kCount, "SECONDS",
+      {"--stall-check-seconds", "HORDE_STALL_CHECK_TIME_SECONDS", Kind::kPositiveNumber, "SECONDS",
        "warn about ranks that stall this long"},
       {"--stall-shutdown-seconds", "HORDE_STALL_SHUTDOWN_TIME_SECONDS", Kind::kCount, "SECONDS",
        "fail operations stalled this long; 0 never"},

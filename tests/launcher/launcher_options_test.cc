@@ -95,7 +95,10 @@ TEST(LauncherOptions, RejectsBadTuningValues) {
   EXPECT_USAGE_ERROR(ParseOptions({"--cycle-time-ms", "inf", "x"}), "got 'inf'");
   EXPECT_USAGE_ERROR(ParseOptions({"--cache-capacity", "-5", "x"}),
                      "--cache-capacity expects a non-negative integer, got '-5'");
-  EXPECT_USAGE_ERROR(ParseOptions({"--stall-check-seconds", "1e3", "x"}), "got '1e3'");
+  EXPECT_USAGE_ERROR(ParseOptions({"--stall-shutdown-seconds", "1e3", "x"}), "got '1e3'");
+  // The runtime needs a positive check period: 0 is refused here, not at init().
+  EXPECT_USAGE_ERROR(ParseOptions({"--stall-check-seconds", "0", "x"}),
+                     "--stall-check-seconds expects a positive number, got '0'");
   EXPECT_USAGE_ERROR(ParseOptions({"--log-level", "loud", "x"}),
                      "--log-level expects one of trace, debug, info, warning, error, fatal");
   EXPECT_USAGE_ERROR(ParseOptions({"--timeline-filename=", "x"}), "expects a file name");
