@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# horde's benchmark suite: builds the native helpers (raw MPI, horde's C++ API) into
+# build/bench, runs each part under mpirun with a time limit, and prints the tables.
+# Usage: bench/run.sh [--quick]   (--quick: fewer sizes and repetitions, 2 ranks only)
+# Timings, not tests: run it on an otherwise idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=""
+case "${1:-}" in
+  "") ;;
+  --quick) quick=--quick ;;
+  *) echo "usage: bench/run.sh [--quick]" >&2; exit 2 ;;
+esac
+python=.venv/bin/python
+if [[ ! -x $python ]]; then
+  echo "bench/run.sh: no .venv here; run scripts/install.sh first" >&2
+  exit 2
+fi
+
+cmake -S bench -B build/bench -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$($python -c 'import horde; print(horde.cmake_prefix_path)')" >/dev/null
+cmake --build build/bench -j2 >/dev/null
+
+# Cores that other processes kept busy over one second (from /proc/stat): timings taken
+# beside other work are not comparable, so the report shows it.
+busy_cores() {
+  { head -1 /proc/stat; sleep 1; head -1 /proc/stat; } | awk -v cores="$(nproc)" '
+    { idle = $5 + $6; total = 0; for (i = 2; i <= NF; i++) total += $i }
+    NR == 1 { idle0 = idle; total0 = total }
+    NR == 2 { printf "%.2f", cores * (1 - (idle - idle0) / (total - total0)) }'
+}
+BENCH_BUSY_BEFORE=$(busy_cores)
+export BENCH_BUSY_BEFORE
+
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+mkdir "$results/rendezvous"
+export BENCH_BUILD_DIR="$PWD/build/bench" BENCH_RESULTS_DIR="$results"
+export BENCH_RENDEZVOUS_DIR="$results/rendezvous" PYTHONWARNINGS=ignore
+
+# As horderun does: no binding, so each rank's threads (horde's, gloo's) may use any core.
+part() {
+  local ranks=$1 script=$2
+  echo "== $script on $ranks ranks"
+  timeout 300 scripts/mpirun.sh -np "$ranks" --bind-to none $python "bench/$script" $quick
+}
+part 2 allreduce_sweep.py
+part 2 gradient_sets.py
+part 2 training.py
+part 2 idle_cost.py
+if [[ -z $quick ]]; then
+  part 4 allreduce_sweep.py
+  part 4 gradient_sets.py
+fi
+echo
+BENCH_BUSY_AFTER=$(busy_cores) $python bench/report.py "$results"
