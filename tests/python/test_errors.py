@@ -168,6 +168,9 @@ def test_operations_before_init_raise(run_python):
     ("HORDE_FUSION_THRESHOLD", "abc", "a non-negative integer"),
     ("HOROVOD_CYCLE_TIME", "-1", "a positive number"),
     ("HORDE_LOG_LEVEL", "loud", "one of trace, debug, info, warning, error, fatal"),
+    ("HORDE_STALL_CHECK_TIME_SECONDS", "0", "a positive number"),
+    ("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", "soon", "a non-negative number"),
+    ("HORDE_STALL_CHECK_DISABLE", "yes", "1 (on) or 0 (off)"),
 ])
 def test_malformed_environment_variable(run_python, variable, value, expected):
     out = run_python("""
