@@ -43,19 +43,25 @@ TEST_P(NegotiatorTest, AllRanksReadyGivesOneIdenticalResponse) {
   EXPECT_EQ(ranks.pending_on_coordinator(), 0u);
 }
 
+std::vector<RequestList> AllButRank1(int size, const std::string& name) {
+  return PerRank(size, [&](int rank) {
+    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Allreduce(name)};
+  });
+}
+
+std::vector<RequestList> OnlyRank1(int size, const std::string& name) {
+  return PerRank(size, [&](int rank) {
+    return rank == 1 ? std::vector<Request>{Allreduce(name)} : std::vector<Request>{};
+  });
+}
+
 TEST_P(NegotiatorTest, NoResponseUntilEveryRankHasAsked) {
   SimulatedRanks ranks(size());
-  auto all_but_rank1 = PerRank(size(), [](int rank) {
-    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Allreduce("late")};
-  });
-  EXPECT_TRUE(ranks.Round(all_but_rank1).responses.empty());
+  EXPECT_TRUE(ranks.Round(AllButRank1(size(), "late")).responses.empty());
   EXPECT_EQ(ranks.pending_on_coordinator(), 1u);
   EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty());
 
-  auto only_rank1 = PerRank(size(), [](int rank) {
-    return rank == 1 ? std::vector<Request>{Allreduce("late")} : std::vector<Request>{};
-  });
-  ResponseList decided = ranks.Round(only_rank1);
+  ResponseList decided = ranks.Round(OnlyRank1(size(), "late"));
   ASSERT_EQ(decided.responses.size(), 1u);
   EXPECT_EQ(decided.responses[0].kind, Response::Kind::kCollective);
   EXPECT_EQ(decided.responses[0].names, std::vector<std::string>{"late"});
@@ -285,12 +291,6 @@ TEST_P(NegotiatorTest, AGroupIsReleasedOnlyWhenAllItsMembersAreReady) {
   EXPECT_EQ(decided.responses[0].tensor_sizes, (std::vector<int64_t>{4, 4, 4}));
 }
 
-std::vector<RequestList> AllButRank1(int size, const std::string& name) {
-  return PerRank(size, [&](int rank) {
-    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Allreduce(name)};
-  });
-}
-
 TEST_P(NegotiatorTest, AStalledNameFailsOnEveryRankWithTheReportAndLaterNamesRun) {
   StallSettings stall;
   stall.check_seconds = 1;
@@ -328,10 +328,7 @@ TEST_P(NegotiatorTest, WithoutAShutdownTimeAStalledNameWaitsAndRunsOnceEveryRank
     ranks.Advance(std::chrono::seconds(60));
     EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty());
   }
-  auto only_rank1 = PerRank(size(), [](int rank) {
-    return rank == 1 ? std::vector<Request>{Allreduce("late")} : std::vector<Request>{};
-  });
-  ResponseList decided = ranks.Round(only_rank1);
+  ResponseList decided = ranks.Round(OnlyRank1(size(), "late"));
   ASSERT_EQ(decided.responses.size(), 1u);
   EXPECT_EQ(decided.responses[0].kind, Response::Kind::kCollective);
 }

@@ -166,6 +166,20 @@ def test_step_after_synchronize_without_skip_warns():
         optimizer.step()
 
 
+def train_side_by_side(model, optimizer, reference, reference_optimizer, steps):
+    """Trains the distributed model on this rank's rows and the reference on the whole
+    global batch, then checks they ended with the same weights."""
+    for step in steps:
+        x, y = global_batch(step)
+        optimizer.zero_grad()
+        F.mse_loss(model(rows_of(x, hvd.rank()), True), rows_of(y, hvd.rank())).backward()
+        optimizer.step()
+        reference_optimizer.zero_grad()
+        F.mse_loss(reference(x, True), y).backward()
+        reference_optimizer.step()
+    assert_same_weights(model, reference)
+
+
 # After draining with synchronize(), the next step() warns that gradients are reduced
 # twice although a new backward pass ran in between (as Horovod does: the flag is reset
 # by step() only).
@@ -184,15 +198,7 @@ def test_zero_grad_with_pending_allreduces_raises(kwargs):
     # The optimizer still trains correctly afterwards.
     reference = Net()
     reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
-    for step in range(1, STEPS):
-        x, y = global_batch(step)
-        optimizer.zero_grad()
-        F.mse_loss(model(rows_of(x, hvd.rank()), True), rows_of(y, hvd.rank())).backward()
-        optimizer.step()
-        reference_optimizer.zero_grad()
-        F.mse_loss(reference(x, True), y).backward()
-        reference_optimizer.step()
-    assert_same_weights(model, reference)
+    train_side_by_side(model, optimizer, reference, reference_optimizer, range(1, STEPS))
 
 
 def test_more_backward_passes_than_declared_raises():
@@ -242,15 +248,7 @@ def test_named_parameters_none_trains_like_named():
     model, reference = Net(), Net()
     optimizer = hvd.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=0.01))
     reference_optimizer = torch.optim.Adam(reference.parameters(), lr=0.01)
-    for step in range(STEPS):
-        x, y = global_batch(step)
-        optimizer.zero_grad()
-        F.mse_loss(model(rows_of(x, hvd.rank()), True), rows_of(y, hvd.rank())).backward()
-        optimizer.step()
-        reference_optimizer.zero_grad()
-        F.mse_loss(reference(x, True), y).backward()
-        reference_optimizer.step()
-    assert_same_weights(model, reference)
+    train_side_by_side(model, optimizer, reference, reference_optimizer, range(STEPS))
 
 
 class Pairs(nn.Module):
