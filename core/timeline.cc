@@ -1,0 +1,186 @@
+#include "core/timeline.h"
+
+#include <cctype>
+#include <utility>
+
+#include "core/logging.h"
+
+namespace horde {
+namespace {
+
+constexpr const char* kNegotiatePhase = "NEGOTIATE";
+constexpr const char* kCycleMarker = "CYCLE_START";
+constexpr const char* kDroppedMarker = "DROPPED_EVENTS";
+
+// "ALLREDUCE" for allreduce: the outer event's name.
+std::string OperationLabel(OpType op) {
+  std::string label = OpTypeName(op);
+  for (char& c : label) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return label;
+}
+
+}  // namespace
+
+Timeline::Timeline(size_t queue_capacity, size_t max_rows)
+    : queue_capacity_(queue_capacity), max_rows_(max_rows) {}
+
+Timeline::~Timeline() { Stop(); }
+
+Status Timeline::Start(const std::string& path, bool mark_cycles) {
+  std::lock_guard<std::mutex> control(control_mutex_);
+  Status previous = CloseWriter(DetachWriter());
+  if (!previous.ok()) HORDE_LOG(kWarning) << previous.message();
+  std::unique_ptr<TimelineWriter> writer;
+  HORDE_RETURN_IF_ERROR(TimelineWriter::Open(path, &writer));
+  std::lock_guard<std::mutex> lock(mutex_);
+  writer_ = std::move(writer);
+  mark_cycles_ = mark_cycles;
+  start_time_ = std::chrono::steady_clock::now();
+  rows_.clear();
+  open_events_ = 0;
+  dropped_ = 0;
+  active_.store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
+Status Timeline::Stop() {
+  std::lock_guard<std::mutex> control(control_mutex_);
+  return CloseWriter(DetachWriter());
+}
+
+std::unique_ptr<TimelineWriter> Timeline::DetachWriter() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (writer_ == nullptr) return nullptr;
+  active_.store(false, std::memory_order_release);
+  for (auto& entry : rows_) {
+    Row& row = entry.second;
+    ClosePhase(&row);
+    if (row.operation_open) EndOpen(row.tid);
+    row.operation_open = false;
+  }
+  writer_->Push({TimelineEvent::Kind::kInstant, 0, NowMicros(), kDroppedMarker, dropped_});
+  return std::move(writer_);
+}
+
+// Outside mutex_: joining the writer thread waits on the disk, recorders must not.
+Status Timeline::CloseWriter(std::unique_ptr<TimelineWriter> writer) {
+  return writer == nullptr ? Status::Ok() : writer->Close();
+}
+
+int64_t Timeline::dropped_events() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return dropped_;
+}
+
+int64_t Timeline::NowMicros() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               start_time_)
+      .count();
+}
+
+Timeline::Row* Timeline::FindOrAddRow(const std::string& name) {
+  auto found = rows_.find(name);
+  if (found != rows_.end()) return &found->second;
+  if (rows_.size() >= max_rows_ || writer_->queued() + open_events_ + 1 > queue_capacity_) {
+    ++dropped_;
+    return nullptr;
+  }
+  Row row;
+  row.tid = static_cast<int32_t>(rows_.size()) + 1;  // tid 0 is the global row
+  writer_->Push({TimelineEvent::Kind::kRowName, row.tid, 0, name});
+  return &rows_.emplace(name, row).first->second;
+}
+
+bool Timeline::TryBegin(int32_t tid, std::string label) {
+  // Room for this event and for its closing event, which must never be refused.
+  if (writer_->queued() + open_events_ + 2 > queue_capacity_) {
+    ++dropped_;
+    return false;
+  }
+  writer_->Push({TimelineEvent::Kind::kBegin, tid, NowMicros(), std::move(label)});
+  ++open_events_;
+  return true;
+}
+
+void Timeline::EndOpen(int32_t tid) {
+  writer_->Push({TimelineEvent::Kind::kEnd, tid, NowMicros(), std::string()});
+  --open_events_;
+}
+
+void Timeline::ClosePhase(Row* row) {
+  if (!row->phase_open) return;
+  EndOpen(row->tid);
+  row->phase_open = false;
+}
+
+void Timeline::NegotiateStart(const std::string& name, OpType op) {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active()) return;
+  Row* row = FindOrAddRow(name);
+  if (row == nullptr) return;
+  // A name whose last operation never ended (it failed before End): close it first.
+  ClosePhase(row);
+  if (row->operation_open) EndOpen(row->tid);
+  row->operation_open = TryBegin(row->tid, OperationLabel(op));
+  if (row->operation_open) row->phase_open = TryBegin(row->tid, kNegotiatePhase);
+}
+
+void Timeline::NegotiateEnd(const std::string& name) {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active()) return;
+  auto found = rows_.find(name);
+  if (found != rows_.end()) ClosePhase(&found->second);
+}
+
+// Opens phase `label` on `name`'s open operation, closing the phase before it.
+void Timeline::StartPhase(const std::string& name, const std::string& label) {
+  auto found = rows_.find(name);
+  if (found == rows_.end() || !found->second.operation_open) return;  // began before Start()
+  Row& row = found->second;
+  ClosePhase(&row);
+  row.phase_open = TryBegin(row.tid, label);
+}
+
+void Timeline::ActivityStart(const std::vector<std::string>& names, const std::string& activity) {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active()) return;
+  for (const std::string& name : names) StartPhase(name, activity);
+}
+
+void Timeline::ActivityEnd(const std::vector<std::string>& names) {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active()) return;
+  for (const std::string& name : names) {
+    auto found = rows_.find(name);
+    if (found != rows_.end()) ClosePhase(&found->second);
+  }
+}
+
+void Timeline::End(const std::string& name) {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active()) return;
+  auto found = rows_.find(name);
+  if (found == rows_.end() || !found->second.operation_open) return;
+  Row& row = found->second;
+  ClosePhase(&row);
+  EndOpen(row.tid);
+  row.operation_open = false;
+}
+
+void Timeline::MarkCycle() {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active() || !mark_cycles_) return;
+  if (writer_->queued() + open_events_ + 1 > queue_capacity_) {
+    ++dropped_;
+    return;
+  }
+  writer_->Push({TimelineEvent::Kind::kInstant, 0, NowMicros(), kCycleMarker});
+}
+
+}  // namespace horde

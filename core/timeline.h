@@ -1,0 +1,122 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/data_type.h"
+#include "core/status.h"
+#include "core/timeline_writer.h"
+
+namespace horde {
+
+// Records what each tensor's operation went through, as a Chrome trace (JSON array form)
+// that Perfetto (ui.perfetto.dev) and chrome://tracing open, and that
+// `python -m horde.timeline summary FILE` summarizes. One row per tensor name; on it,
+// one outer event per operation (e.g. "ALLREDUCE") containing its phases in order:
+//
+//   NegotiateStart(name, op)     opens the operation and its NEGOTIATE phase
+//   NegotiateEnd(name)           closes NEGOTIATE
+//   ActivityStart(names, "QUEUE")                     waiting for its turn to run
+//   ActivityStart(names, "MEMCPY_IN_FUSION_BUFFER")   (each start closes the phase before)
+//   ActivityStart(names, "MPI_ALLREDUCE")             the collective
+//   ActivityStart(names, "MEMCPY_OUT_FUSION_BUFFER")
+//   ActivityEnd(names)           closes the open phase (optional before End)
+//   End(name)                    closes the open phase and the operation
+//
+// A fused response passes all its tensor names to one ActivityStart. MarkCycle() (when
+// started with mark_cycles) puts a global instant event CYCLE_START on the trace, once
+// per background-loop round. Timestamps are microseconds since Start().
+//
+// Wiring (the runtime): rank 0 calls NegotiateStart when a name is first requested (the
+// coordinator's table, or the cache's fast path), NegotiateEnd when its response is
+// decided, the ActivityStart/End calls around execution (QUEUE from the decision to the
+// start of its execution), End when its callback fires; MarkCycle at the start of every
+// round. Recorders are meant to be called unconditionally: while inactive they cost one
+// atomic load and allocate nothing. An operation already in flight when Start() is
+// called is not recorded (its later events are ignored); operations still open at
+// Stop() are closed there, so the file always nests.
+//
+// Thread-safe: any thread may record; any thread may Start/Stop. File I/O happens only
+// on the writer thread (TimelineWriter). Memory is bounded: at most `queue_capacity`
+// events wait for the writer, and at most `max_rows` tensor names get a row. When the
+// queue is full, new operations and phases are dropped and counted (never blocking the
+// caller); an accepted event's closing event always has room, so what is written nests.
+// The count is written at Stop() as an instant event DROPPED_EVENTS {"count": N}.
+class Timeline {
+ public:
+  static constexpr size_t kDefaultQueueCapacity = 1 << 16;
+  static constexpr size_t kDefaultMaxRows = 1 << 16;
+
+  explicit Timeline(size_t queue_capacity = kDefaultQueueCapacity,
+                    size_t max_rows = kDefaultMaxRows);
+  ~Timeline();  // Stops (and closes the file) if started.
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  // Opens `path` (truncating it) and starts recording. While started, it finishes the
+  // current file first (as Stop) and switches to `path`. An error names the path and why
+  // it could not be opened; the timeline is then stopped.
+  Status Start(const std::string& path, bool mark_cycles);
+  // Closes open events, flushes everything queued, writes the drop count and the closing
+  // bracket, and joins the writer thread. An error names the file and the failed write.
+  // No-op when not started.
+  Status Stop();
+  bool active() const { return active_.load(std::memory_order_acquire); }
+
+  void NegotiateStart(const std::string& name, OpType op);
+  void NegotiateEnd(const std::string& name);
+  void ActivityStart(const std::vector<std::string>& names, const std::string& activity);
+  void ActivityEnd(const std::vector<std::string>& names);
+  void End(const std::string& name);
+  void MarkCycle();
+
+  // Events dropped since the last Start() because the queue was full or the row limit
+  // was reached.
+  int64_t dropped_events() const;
+
+ private:
+  // A tensor name's row and what is open on it now.
+  struct Row {
+    int32_t tid = 0;
+    bool operation_open = false;
+    bool phase_open = false;
+  };
+
+  int64_t NowMicros() const;
+  // Finds or creates `name`'s row; null (and counts a drop) when the row limit is reached
+  // or there is no room for the row's name. Needs mutex_.
+  Row* FindOrAddRow(const std::string& name);
+  // Queues an event that opens something, keeping room for its closing event; returns
+  // false (and counts a drop) when the queue is too full. Needs mutex_.
+  bool TryBegin(int32_t tid, std::string label);
+  // Queues the closing event of something opened by TryBegin (its room was kept).
+  void EndOpen(int32_t tid);
+  void ClosePhase(Row* row);
+  void StartPhase(const std::string& name, const std::string& label);
+  // Stops recording, closes every open event and queues the drop count; returns the
+  // writer (null when not started) for CloseWriter.
+  std::unique_ptr<TimelineWriter> DetachWriter();
+  static Status CloseWriter(std::unique_ptr<TimelineWriter> writer);
+
+  const size_t queue_capacity_;
+  const size_t max_rows_;
+  std::atomic<bool> active_{false};
+  // Serializes Start/Stop; recorders take only mutex_.
+  std::mutex control_mutex_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<TimelineWriter> writer_;
+  bool mark_cycles_ = false;
+  std::chrono::steady_clock::time_point start_time_;
+  std::unordered_map<std::string, Row> rows_;
+  // Opened events whose closing event is not queued yet: their room in the queue.
+  size_t open_events_ = 0;
+  int64_t dropped_ = 0;
+};
+
+}  // namespace horde
