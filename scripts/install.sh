@@ -13,6 +13,7 @@ PACKAGES=(
   pybind11-dev python3-pybind11 python3-numpy
   python3-pytest python3-pytest-timeout libgtest-dev python3-sklearn
   python3-torchvision
+  python3-matplotlib  # the timeline summary's --png chart
   openssh-client openssh-server iproute2  # horderun's ssh; its two-host test
 )
 

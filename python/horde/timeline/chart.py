@@ -1,0 +1,56 @@
+"""A PNG chart of a timeline Summary (matplotlib, imported only when a chart is asked for)."""
+
+from horde.timeline.summary import CATEGORIES, IDLE, phase_category
+
+COLORS = {"communication": "#d62728", "copy out": "#ff7f0e", "copy in": "#ffbb78",
+          "queue": "#9467bd", "negotiation": "#1f77b4", IDLE: "#c7c7c7"}
+
+
+class ChartError(Exception):
+    """The chart cannot be drawn; the message says what to install or fix."""
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ChartError("--png needs matplotlib: install it (Debian: apt-get install "
+                         "python3-matplotlib; pip: pip install matplotlib)") from None
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as pyplot
+    return pyplot
+
+
+def save_chart(summary, path, top=10):
+    """Left: the span split into categories. Right: the `top` tensors' time per category."""
+    pyplot = _pyplot()
+    figure, (split, tensors) = pyplot.subplots(1, 2, figsize=(13, 5),
+                                             gridspec_kw={"width_ratios": (1, 2)})
+    labels = CATEGORIES + (IDLE,)
+    split.barh(labels, [summary.by_category_ms[label] for label in labels],
+               color=[COLORS[label] for label in labels])
+    split.invert_yaxis()
+    split.set_xlabel("ms (each instant counted once)")
+    split.set_title(f"where {summary.span_ms:.1f} ms went")
+
+    top_tensors = summary.tensors[:top]
+    names = [name for name, _, _ in top_tensors]
+    left = [0.0] * len(names)
+    for category in CATEGORIES:
+        widths = [summary.tensor_phase_ms.get((name, category), 0.0) for name in names]
+        tensors.barh(names, widths, left=left, color=COLORS[category], label=category)
+        left = [a + b for a, b in zip(left, widths)]
+    # Inside an operation but in no phase (e.g. between its negotiation and its queueing).
+    between = [max(total - phased, 0.0) for (_, total, _), phased in zip(top_tensors, left)]
+    tensors.barh(names, between, left=left, color=COLORS[IDLE], label="between phases")
+    tensors.invert_yaxis()
+    tensors.set_xlabel("ms in each phase, summed over the tensor's operations")
+    tensors.set_title(f"top {len(names)} tensors")
+    tensors.legend(loc="lower right")
+    figure.tight_layout()
+    try:
+        figure.savefig(path, dpi=100)
+    except OSError as error:
+        raise ChartError(f"cannot write {path}: {error.strerror}") from None
+    finally:
+        pyplot.close(figure)
