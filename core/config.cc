@@ -95,6 +95,7 @@ Status Config::FromEnv(const EnvLookup& env, Config* config) {
   Config c;
   HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "FUSION_THRESHOLD", &c.fusion_threshold_bytes));
   HORDE_RETURN_IF_ERROR(ParseNumber(env, "CYCLE_TIME", Bound::kPositive, &c.cycle_time_ms));
+  HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "CACHE_CAPACITY", &c.cache_capacity));
   HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
   HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
   HORDE_RETURN_IF_ERROR(

@@ -28,7 +28,10 @@ struct StallSettings {
 // the expected form, never a silent default.
 struct Config {
   int64_t fusion_threshold_bytes = 128 * 1024 * 1024;
+  // The heartbeat: how long a rank with nothing pending waits before a round (it grows
+  // while the runtime stays idle). Queued work starts a round at once.
   double cycle_time_ms = 1.0;
+  int64_t cache_capacity = 1024;  // response-cache entries; 0 disables the fast path
   LogLevel log_level = LogLevel::kWarning;
   StallSettings stall;
 

@@ -1,67 +1,160 @@
 #include "core/negotiator.h"
 
-#include "core/logging.h"
-#include "core/response_builder.h"
 #include "core/wire_codec.h"
 
 namespace horde {
 
+Negotiator::Negotiator(Transport* transport, NegotiationSettings settings, Clock clock)
+    : transport_(transport),
+      stall_(settings.stall),
+      clock_(std::move(clock)),
+      cache_(settings.cache_capacity),
+      planner_(settings.fusion_threshold_bytes),
+      coordinator_(transport->size(), settings.fusion_threshold_bytes, settings.stall) {}
+
+void Negotiator::set_fusion_threshold(int64_t bytes) {
+  planner_ = FusionPlanner(bytes);
+  coordinator_.set_fusion_threshold(bytes);
+}
+
 Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
+  const SteadyTime now = clock_();
+  RoundBits bits;
+  for (const Request& request : mine.requests) Classify(request, now, &bits);
+  InvalidateStalledHits(now, &bits);
+  bits.shutdown = mine.shutdown;
+  bits.uncached = !unsent_.empty();
+  bits.slow_round = transport_->rank() == 0 && coordinator_.WantsRound(now);
+  for (const auto& kv : hits_) bits.ready.push_back(kv.second.position);
+
+  const size_t positions = cache_.num_positions();
+  std::vector<uint64_t> words = EncodeRoundBits(bits, positions);
+  HORDE_RETURN_IF_ERROR(transport_->AllreduceAnd(&words));
+  const RoundBits all = DecodeRoundBits(words, positions);
+
+  if (all.join) join_in_progress_ = true;
+  out->responses = TakeFastResponses(all);
+  out->shutdown = all.shutdown;
+  for (uint32_t position : all.invalid) {
+    ReturnHits([position](const PendingHit& hit) { return hit.position == position; });
+    cache_.Erase(position);
+  }
+  if (join_in_progress_) ReturnHits([](const PendingHit&) { return true; });
+
+  if (all.uncached || !all.invalid.empty() || all.slow_round || join_in_progress_) {
+    ResponseList decided;
+    HORDE_RETURN_IF_ERROR(RunSlowPath(mine.shutdown, now, &decided));
+    Learn(decided);
+    out->shutdown = out->shutdown || decided.shutdown;
+    for (auto& response : decided.responses) out->responses.push_back(std::move(response));
+  }
+  // Entries this round's insertions evicted no longer answer the hits waiting on them.
+  ReturnHits([this](const PendingHit& hit) { return !cache_.Holds(hit.position, hit.request.name); });
+  return Status::Ok();
+}
+
+void Negotiator::Classify(const Request& request, SteadyTime now, RoundBits* mine) {
+  if (request.op == OpType::kJoin) {
+    mine->join = true;
+    unsent_.push_back(request);
+    return;
+  }
+  uint32_t position = 0;
+  ResponseCache::Match match = ResponseCache::Match::kMiss;
+  if (!join_in_progress_ && request.group.empty()) match = cache_.Find(request, &position);
+  if (match == ResponseCache::Match::kHit) {
+    hits_[request.name] = PendingHit{position, now, request};
+    return;
+  }
+  if (match == ResponseCache::Match::kChanged) mine->invalid.push_back(position);
+  unsent_.push_back(request);
+}
+
+void Negotiator::InvalidateStalledHits(SteadyTime now, RoundBits* mine) {
+  if (!stall_.enabled) return;
+  const auto limit = std::chrono::duration<double>(stall_.check_seconds / 2);
+  for (auto it = hits_.begin(); it != hits_.end();) {
+    if (now - it->second.since < limit) {
+      ++it;
+      continue;
+    }
+    mine->invalid.push_back(it->second.position);
+    unsent_.push_back(std::move(it->second.request));
+    it = hits_.erase(it);
+  }
+}
+
+void Negotiator::ReturnHits(const std::function<bool(const PendingHit&)>& leave) {
+  for (auto it = hits_.begin(); it != hits_.end();) {
+    if (!leave(it->second)) {
+      ++it;
+      continue;
+    }
+    unsent_.push_back(std::move(it->second.request));
+    it = hits_.erase(it);
+  }
+}
+
+std::vector<Response> Negotiator::TakeFastResponses(const RoundBits& all) {
+  std::vector<PlannedResponse> ready;
+  ready.reserve(all.ready.size());
+  for (uint32_t position : all.ready) {
+    const Response& response = cache_.response(position);
+    hits_.erase(response.names[0]);
+    cache_.Touch(position);
+    const int64_t bytes = response.op == OpType::kAllreduce
+                              ? response.tensor_sizes[0] * DataTypeSize(response.dtype)
+                              : 0;
+    ready.push_back({response, bytes});
+  }
+  fast_path_responses_ += static_cast<int64_t>(ready.size());
+  return planner_.Plan(std::move(ready));
+}
+
+Status Negotiator::RunSlowPath(bool shutdown, SteadyTime now, ResponseList* decided) {
+  ++slow_rounds_;
+  RequestList list;
+  list.shutdown = shutdown;
+  list.requests.swap(unsent_);
+  for (const Request& request : list.requests) sent_[request.name] = request;
+
   std::vector<std::string> gathered;
-  HORDE_RETURN_IF_ERROR(transport_->GatherToCoordinator(EncodeRequestList(mine), &gathered));
+  HORDE_RETURN_IF_ERROR(transport_->GatherToCoordinator(EncodeRequestList(list), &gathered));
   std::string decision;
   Status coordinated;
   if (transport_->rank() == 0) {
-    ResponseList list;
-    coordinated = Coordinate(gathered, &list);
-    if (coordinated.ok()) decision = EncodeResponseList(list);
+    ResponseList coordinated_list;
+    coordinated = coordinator_.Coordinate(gathered, now, &coordinated_list);
+    if (coordinated.ok()) decision = EncodeResponseList(coordinated_list);
   }
   // A failed coordinator still broadcasts (an empty decision, which no valid list encodes
   // to), so the other ranks fail this round with it instead of waiting forever.
   HORDE_RETURN_IF_ERROR(transport_->BroadcastFromCoordinator(&decision));
   HORDE_RETURN_IF_ERROR(coordinated);
   if (decision.empty()) return Status::Internal("the coordinator failed this negotiation round");
-  return DecodeResponseList(decision, out);
+  return DecodeResponseList(decision, decided);
 }
 
-Status Negotiator::Coordinate(const std::vector<std::string>& gathered, ResponseList* out) {
-  const SteadyTime now = clock_();
-  for (size_t rank = 0; rank < gathered.size(); ++rank) {
-    RequestList list;
-    Status s = DecodeRequestList(gathered[rank], &list);
-    if (!s.ok()) {
-      return Status::Internal("from rank " + std::to_string(rank) + ": " + s.message());
+void Negotiator::Learn(const ResponseList& decided) {
+  for (const Response& response : decided.responses) {
+    if (response.op == OpType::kJoin) join_in_progress_ = false;
+    // Whether to cache must be decided alike on every rank: a successful response means
+    // every rank asked with the same group, and no rank is joined (which would leave it
+    // without a request of its own to compare later submissions with).
+    bool cacheable = response.kind == Response::Kind::kCollective &&
+                     response.op != OpType::kJoin && !join_in_progress_;
+    for (const std::string& name : response.names) {
+      auto it = sent_.find(name);
+      if (it != sent_.end() && !it->second.group.empty()) cacheable = false;
     }
-    out->shutdown = out->shutdown || list.shutdown;
-    for (auto& request : list.requests) {
-      request.rank = static_cast<int32_t>(rank);
-      if (request.op == OpType::kJoin) {
-        table_.Join(request.rank);
-      } else {
-        table_.Add(request, now);
+    if (cacheable) {
+      for (const Response& single : SplitResponse(response)) {
+        auto it = sent_.find(single.names[0]);
+        cache_.Put(single, it == sent_.end() ? nullptr : &it->second);
       }
     }
+    for (const std::string& name : response.names) sent_.erase(name);
   }
-  const std::vector<int> joined = table_.JoinedRanks();
-  std::vector<PlannedResponse> ready;
-  for (const auto& requests : table_.TakeReady()) {
-    ready.push_back({BuildResponse(requests, joined), requests[0].size_bytes()});
-  }
-  out->responses = planner_.Plan(std::move(ready));
-  // After the ready names are taken, so a name that just became ready never counts.
-  StallInspector::Findings stalls = inspector_.Inspect(now, &table_);
-  if (!stalls.report.empty()) HORDE_LOG(kWarning) << stalls.report;
-  for (auto& error : stalls.failed) out->responses.push_back(std::move(error));
-  // Once every rank has joined, the join completes after all else that was ready.
-  if (table_.AllJoined()) {
-    Response join;
-    join.op = OpType::kJoin;
-    join.names = {kJoinName};
-    join.root = table_.last_joined();
-    out->responses.push_back(std::move(join));
-    table_.ClearJoined();
-  }
-  return Status::Ok();
 }
 
 }  // namespace horde

@@ -2,50 +2,95 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
+#include "core/coordinator.h"
 #include "core/fusion_planner.h"
-#include "core/message_table.h"
 #include "core/request.h"
 #include "core/response.h"
-#include "core/stall_inspector.h"
+#include "core/response_cache.h"
+#include "core/round_bits.h"
 #include "core/status.h"
 #include "core/transport.h"
 
 namespace horde {
 
-// One negotiation round, run collectively by every rank: each rank's new requests are
-// gathered to the coordinator (transport rank 0), which records them, builds responses
-// for the names every rank has now asked for, fuses them, and broadcasts the ordered
-// list. Every rank returns the same ResponseList. Shutdown travels as a flag: if any
-// rank asks, the list says so and every rank leaves together. The coordinator also
-// runs the stall inspector, which may add error responses for stalled names.
+// What a negotiator is tuned with; autotuning may change the first two between rounds,
+// identically on every rank.
+struct NegotiationSettings {
+  int64_t fusion_threshold_bytes = 128 * 1024 * 1024;
+  size_t cache_capacity = 1024;
+  StallSettings stall;
+};
+
+// One negotiation round, run collectively by every rank; every rank returns the same
+// ResponseList.
+//
+// Fast path: a request whose signature is in the response cache is reported as a bit
+// at its cache position. One bitwise-AND allreduce (core/round_bits.h) tells every rank
+// which cached operations all ranks have submitted, plus the flags: does any rank have
+// uncached requests, want to shut down, or join. In steady-state training that one
+// small allreduce is the whole round.
+//
+// Slow path, only when some rank needs it: uncached requests are gathered to the
+// coordinator (transport rank 0), which decides as core/coordinator.h says and
+// broadcasts its list. Every rank then caches the new responses identically.
+//
+// A cached name submitted with a changed signature is invalidated on every rank and
+// goes through the slow path (and its checks). So does a cached request pending on a
+// rank for half the stall check time, so that the coordinator's stall inspector sees
+// it. While a join is in progress, everything takes the slow path: the coordinator
+// decides what joined ranks contribute.
 class Negotiator {
  public:
-  // The coordinator's time source, injected so tests can step it.
   using Clock = std::function<SteadyTime()>;
 
-  Negotiator(Transport* transport, int64_t fusion_threshold_bytes,
-             StallSettings stall = StallSettings(),
-             Clock clock = [] { return std::chrono::steady_clock::now(); })
-      : transport_(transport),
-        table_(transport->size()),
-        planner_(fusion_threshold_bytes),
-        inspector_(stall),
-        clock_(std::move(clock)) {}
+  Negotiator(Transport* transport, NegotiationSettings settings,
+             Clock clock = [] { return std::chrono::steady_clock::now(); });
 
   Status RunRound(const RequestList& mine, ResponseList* out);
 
+  // Whether this rank has requests negotiated but not yet decided.
+  bool has_undecided() const { return !hits_.empty() || !unsent_.empty() || !sent_.empty(); }
   // Names requested by some ranks but not yet by all (coordinator only).
-  size_t pending_on_coordinator() const { return table_.pending(); }
+  size_t pending_on_coordinator() const { return coordinator_.pending(); }
+  const ResponseCache& cache() const { return cache_; }
+  int64_t fast_path_responses() const { return fast_path_responses_; }
+  int64_t slow_rounds() const { return slow_rounds_; }
+
+  void set_fusion_threshold(int64_t bytes);
 
  private:
-  Status Coordinate(const std::vector<std::string>& gathered, ResponseList* out);
+  struct PendingHit {
+    uint32_t position;
+    SteadyTime since;
+    Request request;
+  };
+
+  void Classify(const Request& request, SteadyTime now, RoundBits* mine);
+  void InvalidateStalledHits(SteadyTime now, RoundBits* mine);
+  // Sends the pending hits that `leave` selects back through the slow path.
+  void ReturnHits(const std::function<bool(const PendingHit&)>& leave);
+  std::vector<Response> TakeFastResponses(const RoundBits& all);
+  Status RunSlowPath(bool shutdown, SteadyTime now, ResponseList* decided);
+  // Caches what the slow path decided and forgets the requests it answered.
+  void Learn(const ResponseList& decided);
 
   Transport* transport_;
-  MessageTable table_;
-  FusionPlanner planner_;
-  StallInspector inspector_;
+  const StallSettings stall_;
   Clock clock_;
+  ResponseCache cache_;
+  FusionPlanner planner_;
+  Coordinator coordinator_;
+
+  std::map<std::string, PendingHit> hits_;  // cached, waiting for the other ranks
+  std::vector<Request> unsent_;             // for the coordinator, next slow round
+  std::map<std::string, Request> sent_;     // with the coordinator, undecided
+  bool join_in_progress_ = false;
+  int64_t fast_path_responses_ = 0;
+  int64_t slow_rounds_ = 0;
 };
 
 }  // namespace horde

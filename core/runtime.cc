@@ -8,6 +8,17 @@
 #include "core/request_validator.h"
 
 namespace horde {
+namespace {
+
+NegotiationSettings NegotiationSettingsOf(const Config& config) {
+  NegotiationSettings settings;
+  settings.fusion_threshold_bytes = config.fusion_threshold_bytes;
+  settings.cache_capacity = static_cast<size_t>(config.cache_capacity);
+  settings.stall = config.stall;
+  return settings;
+}
+
+}  // namespace
 
 Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> transport,
                  std::unique_ptr<OpRegistry> ops)
@@ -15,7 +26,8 @@ Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> tr
       topology_(topology),
       transport_(std::move(transport)),
       ops_(std::move(ops)),
-      negotiator_(transport_.get(), config_.fusion_threshold_bytes, config_.stall) {
+      negotiator_(transport_.get(), NegotiationSettingsOf(config_)),
+      pacer_(std::chrono::microseconds(static_cast<int64_t>(config_.cycle_time_ms * 1000.0))) {
   loop_ = std::thread([this] { Loop(); });
 }
 
@@ -80,11 +92,10 @@ RuntimeStats Runtime::stats() const {
 }
 
 void Runtime::Loop() {
-  const auto heartbeat =
-      std::chrono::microseconds(static_cast<int64_t>(config_.cycle_time_ms * 1000.0));
   Status exit_status = Status::Aborted("horde has been shut down");
+  RoundPacer::Duration wait = pacer_.Next(false, false);
   while (true) {
-    queue_.WaitForWork(heartbeat);
+    queue_.WaitForWork(wait);
     RequestList mine;
     mine.requests = queue_.TakeNewRequests();
     for (const auto& r : mine.requests) joined_ = joined_ || r.op == OpType::kJoin;
@@ -100,9 +111,13 @@ void Runtime::Loop() {
     {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.negotiation_rounds;
+      stats_.slow_rounds = negotiator_.slow_rounds();
+      stats_.cache_hits = negotiator_.fast_path_responses();
     }
     for (const auto& response : decided.responses) Execute(response);
     if (decided.shutdown) break;
+    const bool progressed = !mine.requests.empty() || !decided.responses.empty();
+    wait = pacer_.Next(progressed, negotiator_.has_undecided());
   }
   stopped_ = true;
   for (auto& entry : queue_.Close(exit_status)) entry.callback(exit_status);

@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "core/negotiator.h"
 #include "core/op_registry.h"
+#include "core/round_pacer.h"
 #include "core/runtime_stats.h"
 #include "core/tensor_queue.h"
 #include "core/topology.h"
@@ -67,6 +68,7 @@ class Runtime {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<OpRegistry> ops_;
   Negotiator negotiator_;
+  RoundPacer pacer_;
   TensorQueue queue_;
 
   std::atomic<bool> shutdown_requested_{false};

@@ -10,6 +10,8 @@ namespace horde {
 // Counters of what the runtime has done since init(); a snapshot is cheap to copy.
 struct RuntimeStats {
   int64_t negotiation_rounds = 0;
+  int64_t slow_rounds = 0;          // rounds that gathered requests to the coordinator
+  int64_t cache_hits = 0;           // responses that came from the response cache
   int64_t responses_executed = 0;
   int64_t error_responses = 0;
   int64_t fused_responses = 0;  // collectives that carried more than one tensor

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ class Transport {
   virtual Status GatherToCoordinator(const std::string& mine, std::vector<std::string>* all) = 0;
   // Replaces every rank's blob with the coordinator's.
   virtual Status BroadcastFromCoordinator(std::string* blob) = 0;
+  // Replaces every rank's words with their bitwise AND over all ranks (same length
+  // everywhere).
+  virtual Status AllreduceAnd(std::vector<uint64_t>* words) = 0;
 };
 
 }  // namespace horde

@@ -67,5 +67,14 @@ Status MpiTransport::BroadcastFromCoordinator(std::string* blob) {
   return WaitPolling(&request, "MPI_Ibcast");
 }
 
+Status MpiTransport::AllreduceAnd(std::vector<uint64_t>* words) {
+  MPI_Request request;
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, words->data(),
+                                                static_cast<int>(words->size()), MPI_UINT64_T,
+                                                MPI_BAND, context_->world(), &request),
+                                 "MPI_Iallreduce"));
+  return WaitPolling(&request, "MPI_Iallreduce");
+}
+
 }  // namespace mpi
 }  // namespace horde

@@ -18,6 +18,7 @@ class MpiTransport : public Transport {
   int size() const override { return context_->topology().size; }
   Status GatherToCoordinator(const std::string& mine, std::vector<std::string>* all) override;
   Status BroadcastFromCoordinator(std::string* blob) override;
+  Status AllreduceAnd(std::vector<uint64_t>* words) override;
 
  private:
   std::shared_ptr<MpiContext> context_;

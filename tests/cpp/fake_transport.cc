@@ -52,6 +52,20 @@ Status FakeTransport::BroadcastFromCoordinator(std::string* blob) {
   return Status::Ok();
 }
 
+Status FakeTransport::AllreduceAnd(std::vector<uint64_t>* words) {
+  std::string mine(reinterpret_cast<const char*>(words->data()), words->size() * sizeof(uint64_t));
+  std::vector<std::string> all;
+  HORDE_RETURN_IF_ERROR(hub_->Exchange(rank_, "AllreduceAnd", std::move(mine), &all));
+  for (const std::string& theirs : all) {
+    if (theirs.size() != words->size() * sizeof(uint64_t)) {
+      return Status::Internal("fake transport: ranks passed different lengths to AllreduceAnd");
+    }
+    const auto* other = reinterpret_cast<const uint64_t*>(theirs.data());
+    for (size_t i = 0; i < words->size(); ++i) (*words)[i] &= other[i];
+  }
+  return Status::Ok();
+}
+
 void RunOnRanks(int size, const std::function<void(int rank)>& fn) {
   std::vector<std::thread> threads;
   for (int rank = 0; rank < size; ++rank) threads.emplace_back(fn, rank);

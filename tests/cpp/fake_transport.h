@@ -48,6 +48,7 @@ class FakeTransport : public Transport {
   int size() const override { return hub_->size(); }
   Status GatherToCoordinator(const std::string& mine, std::vector<std::string>* all) override;
   Status BroadcastFromCoordinator(std::string* blob) override;
+  Status AllreduceAnd(std::vector<uint64_t>* words) override;
 
  private:
   std::shared_ptr<FakeHub> hub_;

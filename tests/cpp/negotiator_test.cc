@@ -11,6 +11,7 @@ namespace {
 
 using testing::Allreduce;
 using testing::Everyone;
+using testing::Join;
 using testing::kDefaultThreshold;
 using testing::Nobody;
 using testing::PerRank;
@@ -224,13 +225,6 @@ TEST_P(NegotiatorTest, UndecodableRequestFailsTheRoundOnEveryRankWithoutHanging)
   EXPECT_NE(status[0].message().find("from rank 1"), std::string::npos) << status[0].message();
   EXPECT_NE(status[1].message().find("coordinator failed"), std::string::npos)
       << status[1].message();
-}
-
-Request Join() {
-  Request r;
-  r.op = OpType::kJoin;
-  r.name = kJoinName;
-  return r;
 }
 
 TEST_P(NegotiatorTest, JoinedRanksCountAsReadyAndTheJoinEndsWithTheLastRank) {

@@ -8,14 +8,18 @@ namespace horde {
 namespace testing {
 
 SimulatedRanks::SimulatedRanks(int size, int64_t fusion_threshold,
-                               std::chrono::milliseconds timeout, StallSettings stall)
+                               std::chrono::milliseconds timeout, StallSettings stall,
+                               size_t cache_capacity)
     : hub_(std::make_shared<FakeHub>(size, timeout)) {
+  NegotiationSettings settings;
+  settings.fusion_threshold_bytes = fusion_threshold;
+  settings.cache_capacity = cache_capacity;
+  settings.stall = stall;
   for (int rank = 0; rank < size; ++rank) {
     transports_.push_back(std::make_unique<FakeTransport>(hub_, rank));
-    // Only the coordinator reads the clock, during a round; the test moves it between
-    // rounds, and starting and joining the rank threads orders the two.
-    negotiators_.push_back(std::make_unique<Negotiator>(transports_.back().get(),
-                                                        fusion_threshold, stall,
+    // The ranks read the clock during a round; the test moves it between rounds, and
+    // starting and joining the rank threads orders the two.
+    negotiators_.push_back(std::make_unique<Negotiator>(transports_.back().get(), settings,
                                                         [this] { return now_; }));
   }
 }
@@ -50,6 +54,13 @@ Request Allreduce(const std::string& name, DataType dtype, TensorShape shape) {
   r.name = name;
   r.dtype = dtype;
   r.shape = std::move(shape);
+  return r;
+}
+
+Request Join() {
+  Request r;
+  r.op = OpType::kJoin;
+  r.name = kJoinName;
   return r;
 }
 

@@ -21,10 +21,12 @@ class SimulatedRanks {
  public:
   explicit SimulatedRanks(int size, int64_t fusion_threshold = kDefaultThreshold,
                           std::chrono::milliseconds timeout = std::chrono::seconds(10),
-                          StallSettings stall = StallSettings());
+                          StallSettings stall = StallSettings(),
+                          size_t cache_capacity = NegotiationSettings().cache_capacity);
 
   int size() const { return hub_->size(); }
   size_t pending_on_coordinator() const { return negotiators_[0]->pending_on_coordinator(); }
+  const Negotiator& negotiator(int rank) const { return *negotiators_[rank]; }
   // Moves the coordinator's clock forward; call between rounds.
   void Advance(std::chrono::duration<double> elapsed);
 
@@ -42,6 +44,7 @@ class SimulatedRanks {
 
 Request Allreduce(const std::string& name, DataType dtype = DataType::kFloat32,
                   TensorShape shape = {4});
+Request Join();
 
 // What each rank submits this round, built per rank.
 std::vector<RequestList> PerRank(int size, const std::function<std::vector<Request>(int)>& fn);

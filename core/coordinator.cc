@@ -1,0 +1,54 @@
+#include "core/coordinator.h"
+
+#include "core/logging.h"
+#include "core/response_builder.h"
+#include "core/wire_codec.h"
+
+namespace horde {
+
+bool Coordinator::WantsRound(SteadyTime now) const {
+  return table_.pending() > 0 && now - last_round_ >= StallInspector::kCheckInterval;
+}
+
+Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyTime now,
+                               ResponseList* out) {
+  last_round_ = now;
+  for (size_t rank = 0; rank < gathered.size(); ++rank) {
+    RequestList list;
+    Status s = DecodeRequestList(gathered[rank], &list);
+    if (!s.ok()) {
+      return Status::Internal("from rank " + std::to_string(rank) + ": " + s.message());
+    }
+    out->shutdown = out->shutdown || list.shutdown;
+    for (auto& request : list.requests) {
+      request.rank = static_cast<int32_t>(rank);
+      if (request.op == OpType::kJoin) {
+        table_.Join(request.rank);
+      } else {
+        table_.Add(request, now);
+      }
+    }
+  }
+  const std::vector<int> joined = table_.JoinedRanks();
+  std::vector<PlannedResponse> ready;
+  for (const auto& requests : table_.TakeReady()) {
+    ready.push_back({BuildResponse(requests, joined), requests[0].size_bytes()});
+  }
+  out->responses = planner_.Plan(std::move(ready));
+  // After the ready names are taken, so a name that just became ready never counts.
+  StallInspector::Findings stalls = inspector_.Inspect(now, &table_);
+  if (!stalls.report.empty()) HORDE_LOG(kWarning) << stalls.report;
+  for (auto& error : stalls.failed) out->responses.push_back(std::move(error));
+  // Once every rank has joined, the join completes after all else that was ready.
+  if (table_.AllJoined()) {
+    Response join;
+    join.op = OpType::kJoin;
+    join.names = {kJoinName};
+    join.root = table_.last_joined();
+    out->responses.push_back(std::move(join));
+    table_.ClearJoined();
+  }
+  return Status::Ok();
+}
+
+}  // namespace horde
