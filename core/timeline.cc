@@ -1,5 +1,6 @@
 #include "core/timeline.h"
 
+#include <algorithm>
 #include <cctype>
 #include <utility>
 
@@ -31,7 +32,10 @@ Status Timeline::Start(const std::string& path, bool mark_cycles) {
   Status previous = CloseWriter(DetachWriter());
   if (!previous.ok()) HORDE_LOG(kWarning) << previous.message();
   std::unique_ptr<TimelineWriter> writer;
-  HORDE_RETURN_IF_ERROR(TimelineWriter::Open(path, &writer));
+  // Wake the writer when the queue is half full, or at kMaxWakeBatch: often enough that
+  // a small queue drains, seldom enough that waking costs little per event.
+  size_t wake_batch = std::max<size_t>(1, std::min(kMaxWakeBatch, queue_capacity_ / 2));
+  HORDE_RETURN_IF_ERROR(TimelineWriter::Open(path, wake_batch, &writer));
   std::lock_guard<std::mutex> lock(mutex_);
   writer_ = std::move(writer);
   mark_cycles_ = mark_cycles;

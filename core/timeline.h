@@ -52,6 +52,7 @@ class Timeline {
  public:
   static constexpr size_t kDefaultQueueCapacity = 1 << 16;
   static constexpr size_t kDefaultMaxRows = 1 << 16;
+  static constexpr size_t kMaxWakeBatch = 4096;
 
   explicit Timeline(size_t queue_capacity = kDefaultQueueCapacity,
                     size_t max_rows = kDefaultMaxRows);

@@ -78,22 +78,23 @@ void AppendTimelineEventJson(const TimelineEvent& event, std::string* out) {
   }
 }
 
-Status TimelineWriter::Open(const std::string& path, std::unique_ptr<TimelineWriter>* writer) {
+Status TimelineWriter::Open(const std::string& path, size_t wake_batch,
+                            std::unique_ptr<TimelineWriter>* writer) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) {
     return Status::InvalidArgument("timeline: cannot open '" + path + "' for writing: " +
                                    std::strerror(errno) +
                                    " (expected a writable file path, e.g. HORDE_TIMELINE=/tmp/timeline.json)");
   }
-  writer->reset(new TimelineWriter(path, file));
+  writer->reset(new TimelineWriter(path, file, wake_batch));
   (*writer)->WriteText("[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"horde\"}}");
   std::fflush(file);
   (*writer)->thread_ = std::thread(&TimelineWriter::Run, writer->get());
   return Status::Ok();
 }
 
-TimelineWriter::TimelineWriter(std::string path, std::FILE* file)
-    : path_(std::move(path)), file_(file) {}
+TimelineWriter::TimelineWriter(std::string path, std::FILE* file, size_t wake_batch)
+    : path_(std::move(path)), file_(file), wake_batch_(wake_batch) {}
 
 TimelineWriter::~TimelineWriter() { Close(); }
 
@@ -101,7 +102,7 @@ void TimelineWriter::Push(TimelineEvent event) {
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.push_back(std::move(event));
   // Waking the writer costs a system call: only once per batch, not per event.
-  if (queue_.size() == kWakeBatch) wake_.notify_one();
+  if (queue_.size() == wake_batch_) wake_.notify_one();
 }
 
 size_t TimelineWriter::queued() const {
@@ -130,7 +131,7 @@ void TimelineWriter::Run() {
   std::vector<TimelineEvent> batch;
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    wake_.wait_for(lock, kFlushInterval, [this] { return closing_ || queue_.size() >= kWakeBatch; });
+    wake_.wait_for(lock, kFlushInterval, [this] { return closing_ || queue_.size() >= wake_batch_; });
     const bool last = closing_;
     batch.swap(queue_);
     lock.unlock();

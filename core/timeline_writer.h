@@ -33,17 +33,17 @@ struct TimelineEvent {
 // for the disk. Events are written as one JSON array ("[" then one event per line); the
 // closing "]" comes at Close(), and a file cut short by a crash still opens in Perfetto,
 // which tolerates its absence. The writer wakes every kFlushInterval, or sooner when
-// kWakeBatch events are waiting, and flushes the file after each batch.
+// `wake_batch` events are waiting, and flushes the file after each batch.
 //
 // It holds what Push() gives it without limit: the Timeline bounds the queue (queued()),
 // and the batch being written is at most one queue's worth.
 class TimelineWriter {
  public:
   static constexpr std::chrono::milliseconds kFlushInterval{200};
-  static constexpr size_t kWakeBatch = 4096;
 
   // Creates (truncates) `path`, writes the opening of the array, starts the thread.
-  static Status Open(const std::string& path, std::unique_ptr<TimelineWriter>* writer);
+  static Status Open(const std::string& path, size_t wake_batch,
+                     std::unique_ptr<TimelineWriter>* writer);
   ~TimelineWriter();  // Close()s if not closed.
   TimelineWriter(const TimelineWriter&) = delete;
   TimelineWriter& operator=(const TimelineWriter&) = delete;
@@ -56,13 +56,14 @@ class TimelineWriter {
   Status Close();
 
  private:
-  TimelineWriter(std::string path, std::FILE* file);
+  TimelineWriter(std::string path, std::FILE* file, size_t wake_batch);
   void Run();
   void Write(const std::vector<TimelineEvent>& batch);
   void WriteText(const std::string& text);
 
   const std::string path_;
   std::FILE* file_;
+  const size_t wake_batch_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<TimelineEvent> queue_;
