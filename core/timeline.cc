@@ -85,23 +85,30 @@ int64_t Timeline::NowMicros() const {
 Timeline::Row* Timeline::FindOrAddRow(const std::string& name) {
   auto found = rows_.find(name);
   if (found != rows_.end()) return &found->second;
-  if (rows_.size() >= max_rows_ || writer_->queued() + open_events_ + 1 > queue_capacity_) {
+  if (rows_.size() >= max_rows_) {
     ++dropped_;
     return nullptr;
   }
   Row row;
   row.tid = static_cast<int32_t>(rows_.size()) + 1;  // tid 0 is the global row
-  writer_->Push({TimelineEvent::Kind::kRowName, row.tid, 0, name});
+  if (!TryPushWithRoom({TimelineEvent::Kind::kRowName, row.tid, 0, name}, 0)) return nullptr;
   return &rows_.emplace(name, row).first->second;
+}
+
+bool Timeline::TryPushWithRoom(TimelineEvent event, size_t closing_events) {
+  size_t needed = open_events_ + closing_events;
+  if (needed >= queue_capacity_ || !writer_->TryPush(std::move(event), queue_capacity_ - needed)) {
+    ++dropped_;
+    return false;
+  }
+  return true;
 }
 
 bool Timeline::TryBegin(int32_t tid, std::string label) {
   // Room for this event and for its closing event, which must never be refused.
-  if (writer_->queued() + open_events_ + 2 > queue_capacity_) {
-    ++dropped_;
+  if (!TryPushWithRoom({TimelineEvent::Kind::kBegin, tid, NowMicros(), std::move(label)}, 1)) {
     return false;
   }
-  writer_->Push({TimelineEvent::Kind::kBegin, tid, NowMicros(), std::move(label)});
   ++open_events_;
   return true;
 }
@@ -180,11 +187,7 @@ void Timeline::MarkCycle() {
   if (!active()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!active() || !mark_cycles_) return;
-  if (writer_->queued() + open_events_ + 1 > queue_capacity_) {
-    ++dropped_;
-    return;
-  }
-  writer_->Push({TimelineEvent::Kind::kInstant, 0, NowMicros(), kCycleMarker});
+  TryPushWithRoom({TimelineEvent::Kind::kInstant, 0, NowMicros(), kCycleMarker}, 0);
 }
 
 }  // namespace horde

@@ -93,8 +93,10 @@ class Timeline {
   // Finds or creates `name`'s row; null (and counts a drop) when the row limit is reached
   // or there is no room for the row's name. Needs mutex_.
   Row* FindOrAddRow(const std::string& name);
-  // Queues an event that opens something, keeping room for its closing event; returns
-  // false (and counts a drop) when the queue is too full. Needs mutex_.
+  // Queues `event` if the queue has room for it, for the closing events of everything
+  // open and for `closing_events` more; otherwise counts a drop. Needs mutex_.
+  bool TryPushWithRoom(TimelineEvent event, size_t closing_events);
+  // Queues an event that opens something, keeping room for its closing event.
   bool TryBegin(int32_t tid, std::string label);
   // Queues the closing event of something opened by TryBegin (its room was kept).
   void EndOpen(int32_t tid);

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "core/logging.h"
@@ -98,16 +99,17 @@ TimelineWriter::TimelineWriter(std::string path, std::FILE* file, size_t wake_ba
 
 TimelineWriter::~TimelineWriter() { Close(); }
 
-void TimelineWriter::Push(TimelineEvent event) {
+bool TimelineWriter::TryPush(TimelineEvent event, size_t max_queued) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (queue_.size() >= max_queued) return false;
   queue_.push_back(std::move(event));
   // Waking the writer costs a system call: only once per batch, not per event.
   if (queue_.size() == wake_batch_) wake_.notify_one();
+  return true;
 }
 
-size_t TimelineWriter::queued() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return queue_.size();
+void TimelineWriter::Push(TimelineEvent event) {
+  TryPush(std::move(event), std::numeric_limits<size_t>::max());
 }
 
 Status TimelineWriter::Close() {

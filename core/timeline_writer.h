@@ -35,8 +35,8 @@ struct TimelineEvent {
 // which tolerates its absence. The writer wakes every kFlushInterval, or sooner when
 // `wake_batch` events are waiting, and flushes the file after each batch.
 //
-// It holds what Push() gives it without limit: the Timeline bounds the queue (queued()),
-// and the batch being written is at most one queue's worth.
+// The caller bounds the queue (TryPush); the batch being written is at most one queue's
+// worth.
 class TimelineWriter {
  public:
   static constexpr std::chrono::milliseconds kFlushInterval{200};
@@ -48,9 +48,10 @@ class TimelineWriter {
   TimelineWriter(const TimelineWriter&) = delete;
   TimelineWriter& operator=(const TimelineWriter&) = delete;
 
+  // Queues `event` unless `max_queued` events already wait for the writer thread.
+  bool TryPush(TimelineEvent event, size_t max_queued);
+  // Queues `event` whatever the queue holds (a closing event whose room was kept).
   void Push(TimelineEvent event);
-  // Events pushed and not yet taken by the writer thread.
-  size_t queued() const;
   // Writes everything pushed, closes the array and the file, joins the thread. Returns
   // the first write error, naming the file. Idempotent.
   Status Close();
