@@ -60,6 +60,9 @@ const char* OpTypeName(OpType op) {
     case OpType::kAllgather: return "allgather";
     case OpType::kBroadcast: return "broadcast";
     case OpType::kJoin: return "join";
+    case OpType::kAlltoall: return "alltoall";
+    case OpType::kReducescatter: return "reducescatter";
+    case OpType::kBarrier: return "barrier";
   }
   return "unknown";
 }

@@ -35,8 +35,14 @@ enum class OpType : uint8_t {
   kBroadcast = 2,
   // A rank that has run out of data; completes when every rank has joined.
   kJoin = 3,
+  // Rank r sends its rows [offset_j, offset_j + splits_j) to rank j.
+  kAlltoall = 4,
+  // Reduces every rank's tensor and leaves rank r its share of the first dimension.
+  kReducescatter = 5,
+  // Completes once every rank has reached it.
+  kBarrier = 6,
 };
-constexpr int kNumOpTypes = 4;
+constexpr int kNumOpTypes = 7;
 
 int64_t DataTypeSize(DataType dtype);
 bool IsFloatingPoint(DataType dtype);

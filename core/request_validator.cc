@@ -11,7 +11,7 @@ std::string Describe(const Request& r) {
   return std::string(OpTypeName(r.op)) + " '" + r.name + "'";
 }
 
-Status ValidateAllreduce(const Request& r) {
+Status ValidateReduction(const Request& r) {
   for (double factor : {r.prescale, r.postscale}) {
     if (!std::isfinite(factor)) {
       std::ostringstream msg;
@@ -32,6 +32,21 @@ Status ValidateAllreduce(const Request& r) {
   return Status::Ok();
 }
 
+Status RequireDimension(const Request& r) {
+  if (!r.shape.empty()) return Status::Ok();
+  return Status::InvalidArgument(Describe(r) + ": a scalar has no first dimension to split; "
+                                 "expected a tensor of at least one dimension");
+}
+
+Status ValidateReducescatter(const Request& r) {
+  if (r.reduce_op != ReduceOp::kSum && r.reduce_op != ReduceOp::kAverage) {
+    return Status::InvalidArgument(Describe(r) + ": reduce op " + ReduceOpName(r.reduce_op) +
+                                   " is not supported; reducescatter supports Sum and Average");
+  }
+  HORDE_RETURN_IF_ERROR(RequireDimension(r));
+  return ValidateReduction(r);
+}
+
 }  // namespace
 
 Status ValidateRequest(const Request& r, const Topology& topology) {
@@ -42,7 +57,11 @@ Status ValidateRequest(const Request& r, const Topology& topology) {
   }
   switch (r.op) {
     case OpType::kAllreduce:
-      return ValidateAllreduce(r);
+      return ValidateReduction(r);
+    case OpType::kReducescatter:
+      return ValidateReducescatter(r);
+    case OpType::kAlltoall:
+      return RequireDimension(r);
     case OpType::kBroadcast:
       if (r.root < 0 || r.root >= topology.size) {
         return Status::InvalidArgument(Describe(r) + ": root rank " + std::to_string(r.root) +
@@ -52,7 +71,43 @@ Status ValidateRequest(const Request& r, const Topology& topology) {
       return Status::Ok();
     case OpType::kAllgather:
     case OpType::kJoin:
+    case OpType::kBarrier:
       return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status ResolveAlltoallSplits(const Request& r, int world_size, std::vector<int64_t>* splits) {
+  HORDE_RETURN_IF_ERROR(RequireDimension(r));
+  const int64_t rows = r.shape[0];
+  if (splits->empty()) {
+    if (rows % world_size != 0) {
+      return Status::InvalidArgument(
+          Describe(r) + ": the first dimension (" + std::to_string(rows) +
+          ") cannot be split evenly among " + std::to_string(world_size) +
+          " ranks; pass splits, the rows to send to each rank");
+    }
+    splits->assign(world_size, rows / world_size);
+    return Status::Ok();
+  }
+  if (splits->size() != static_cast<size_t>(world_size)) {
+    return Status::InvalidArgument(Describe(r) + ": splits has " + std::to_string(splits->size()) +
+                                   " entries; expected one per rank (" +
+                                   std::to_string(world_size) + ")");
+  }
+  int64_t total = 0;
+  for (size_t j = 0; j < splits->size(); ++j) {
+    const int64_t split = (*splits)[j];
+    if (split < 0) {
+      return Status::InvalidArgument(Describe(r) + ": splits[" + std::to_string(j) + "] is " +
+                                     std::to_string(split) + "; splits must not be negative");
+    }
+    total += split;
+  }
+  if (total != rows) {
+    return Status::InvalidArgument(Describe(r) + ": splits sum to " + std::to_string(total) +
+                                   "; expected the first dimension of the tensor, " +
+                                   std::to_string(rows));
   }
   return Status::Ok();
 }

@@ -63,6 +63,7 @@ bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
   }
   switch (by_rank[0].op) {
     case OpType::kAllreduce:
+    case OpType::kReducescatter:
       return Agree(by_rank, "shape", [](R r) { return ShapeString(r.shape); }, error) &&
              Agree(by_rank, "reduce op", [](R r) { return std::string(ReduceOpName(r.reduce_op)); },
                    error) &&
@@ -70,11 +71,13 @@ bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
              Agree(by_rank, "postscale factor", [](R r) { return FormatDouble(r.postscale); },
                    error);
     case OpType::kAllgather:
+    case OpType::kAlltoall:
       return Agree(by_rank, "shape (all but the first dimension)", TrailingShape, error);
     case OpType::kBroadcast:
       return Agree(by_rank, "root rank", [](R r) { return std::to_string(r.root); }, error) &&
              Agree(by_rank, "shape", [](R r) { return ShapeString(r.shape); }, error);
     case OpType::kJoin:
+    case OpType::kBarrier:
       break;
   }
   return true;

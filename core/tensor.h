@@ -41,6 +41,10 @@ struct TensorEntry {
   std::shared_ptr<Tensor> output;  // == input for in-place ops; set by the allocator for allgather
   OutputAllocator allocate_output;
   StatusCallback callback;
+  // Alltoall only: the rows of the input sent to each rank, in rank order, and (if set)
+  // an int32 tensor with one element per rank that receives the rows each rank sent here.
+  std::vector<int64_t> splits;
+  std::shared_ptr<Tensor> received_splits;
 };
 
 }  // namespace horde

@@ -2,7 +2,10 @@
 
 #include "mpi_ops/mpi_allgather.h"
 #include "mpi_ops/mpi_allreduce.h"
+#include "mpi_ops/mpi_alltoall.h"
+#include "mpi_ops/mpi_barrier.h"
 #include "mpi_ops/mpi_broadcast.h"
+#include "mpi_ops/mpi_reducescatter.h"
 #include "mpi_ops/mpi_transport.h"
 
 namespace horde {
@@ -16,6 +19,9 @@ Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime) {
   ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types));
   ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context));
   ops->Register(OpType::kBroadcast, std::make_unique<MpiBroadcast>(context));
+  ops->Register(OpType::kAlltoall, std::make_unique<MpiAlltoall>(context));
+  ops->Register(OpType::kReducescatter, std::make_unique<MpiReducescatter>(context, types));
+  ops->Register(OpType::kBarrier, std::make_unique<MpiBarrier>(context));
   *runtime = std::make_unique<Runtime>(config, context->topology(),
                                        std::make_unique<MpiTransport>(context), std::move(ops));
   return Status::Ok();

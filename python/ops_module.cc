@@ -83,6 +83,15 @@ PYBIND11_MODULE(_ops, m) {
   m.def("grouped_allreduce_async", &torch_ops::GroupedAllreduceAsync, py::arg("inputs"),
         py::arg("outputs"), py::arg("name"), py::arg("op"), py::arg("prescale"),
         py::arg("postscale"));
+  m.def("grouped_allgather_async", &torch_ops::GroupedAllgatherAsync, py::arg("inputs"),
+        py::arg("name"));
+  m.def("alltoall_async", &torch_ops::AlltoallAsync, py::arg("input"), py::arg("splits"),
+        py::arg("received_splits"), py::arg("name"));
+  m.def("reducescatter_async", &torch_ops::ReducescatterAsync, py::arg("input"), py::arg("name"),
+        py::arg("op"), py::arg("prescale"), py::arg("postscale"));
+  m.def("grouped_reducescatter_async", &torch_ops::GroupedReducescatterAsync, py::arg("inputs"),
+        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"));
+  m.def("barrier_async", &torch_ops::BarrierAsync);
   m.def("join_async", &torch_ops::JoinAsync, py::arg("last_joined_rank"));
   m.def("poll", &torch_ops::Poll, py::arg("handle"));
   m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),

@@ -88,5 +88,28 @@ at::Tensor broadcast_(const at::Tensor& tensor, int root_rank, const std::string
   return broadcast_async_(tensor, root_rank, name).wait();
 }
 
+AlltoallResult alltoall(const at::Tensor& tensor, const std::vector<int64_t>& splits,
+                        const std::string& name) {
+  at::Tensor input = Input(tensor, "alltoall");
+  AlltoallResult result;
+  result.received_splits = at::empty({torch_ops::CurrentTopology().size}, at::kInt);
+  const int id = torch_ops::AlltoallAsync(input, splits, result.received_splits, name);
+  result.output = detail::MakeHandle(id, at::Tensor(), false).wait();
+  return result;
+}
+
+Handle reducescatter_async(const at::Tensor& tensor, const ReducescatterOptions& options) {
+  const int id = torch_ops::ReducescatterAsync(Input(tensor, "reducescatter"), options.name,
+                                               options.op, options.prescale_factor,
+                                               options.postscale_factor);
+  return detail::MakeHandle(id, at::Tensor(), false);
+}
+
+at::Tensor reducescatter(const at::Tensor& tensor, const ReducescatterOptions& options) {
+  return reducescatter_async(tensor, options).wait();
+}
+
+void barrier() { detail::MakeHandle(torch_ops::BarrierAsync(), at::Tensor(), false).wait(); }
+
 }  // namespace torch
 }  // namespace horde

@@ -1,6 +1,7 @@
 #include "torch_plugin/torch_ops.h"
 
 #include "core/api.h"
+#include "core/request_validator.h"
 #include "mpi_ops/make_runtime.h"
 #include "torch_plugin/handle_table.h"
 #include "torch_plugin/torch_tensor.h"
@@ -104,6 +105,48 @@ int Submit(Request request, const at::Tensor& input, const at::Tensor& output) {
   return EnqueueBatch(*runtime, std::move(batch))[0];
 }
 
+// Queues `prototype` on each input (into outputs[i] where given, else into an output the
+// operation allocates) as one group, all or nothing.
+std::vector<int> SubmitGroup(const Request& prototype, const std::vector<at::Tensor>& inputs,
+                             const std::vector<at::Tensor>& outputs, const std::string& name) {
+  auto runtime = RequireRuntime();
+  if (inputs.empty()) {
+    throw Error(Status::InvalidArgument(std::string("grouped ") + OpTypeName(prototype.op) +
+                                        " needs a non-empty list of tensors"));
+  }
+  Batch batch;
+  try {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Prepare(prototype, inputs[i], i < outputs.size() ? outputs[i] : at::Tensor(), &batch);
+    }
+  } catch (const Error& e) {
+    Abandon(batch, e.status());
+  }
+  Status status = runtime->EnqueueGroup(name, std::move(batch.requests), std::move(batch.entries));
+  if (!status.ok()) Abandon(batch, status);
+  return batch.handles;
+}
+
+Request ReducescatterRequest(const std::string& name, ReduceOp op, double prescale,
+                             double postscale) {
+  Request request;
+  request.op = OpType::kReducescatter;
+  request.name = name;
+  request.reduce_op = op;
+  request.prescale = prescale;
+  request.postscale = postscale;
+  return request;
+}
+
+void CheckReceivedSplits(const at::Tensor& received_splits, int world_size) {
+  CheckTensor(received_splits, "received_splits", "alltoall");
+  if (received_splits.scalar_type() != at::kInt || received_splits.numel() != world_size) {
+    throw Error(Status::InvalidArgument(
+        "alltoall: received_splits must be an int32 tensor with one element per rank (" +
+        std::to_string(world_size) + ")"));
+  }
+}
+
 }  // namespace
 
 void Init() { ThrowIfError(InitRuntime(mpi::MakeRuntime)); }
@@ -155,29 +198,58 @@ std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
                                        double postscale) {
-  auto runtime = RequireRuntime();
-  if (inputs.empty() || inputs.size() != outputs.size()) {
+  if (inputs.size() != outputs.size()) {
     throw Error(Status::InvalidArgument(
-        "grouped allreduce needs a non-empty list of tensors and one output per tensor; got " +
-        std::to_string(inputs.size()) + " tensors and " + std::to_string(outputs.size()) +
-        " outputs"));
+        "grouped allreduce needs one output per tensor; got " + std::to_string(inputs.size()) +
+        " tensors and " + std::to_string(outputs.size()) + " outputs"));
   }
+  Request request;
+  request.op = OpType::kAllreduce;
+  request.reduce_op = op;
+  request.prescale = prescale;
+  request.postscale = postscale;
+  return SubmitGroup(request, inputs, outputs, name);
+}
+
+std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
+                                       const std::string& name) {
+  Request request;
+  request.op = OpType::kAllgather;
+  return SubmitGroup(request, inputs, {}, name);
+}
+
+int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
+                  const at::Tensor& received_splits, const std::string& name) {
+  auto runtime = RequireRuntime();
+  CheckReceivedSplits(received_splits, runtime->topology().size);
+  Request request;
+  request.op = OpType::kAlltoall;
+  request.name = name;
   Batch batch;
-  try {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      Request request;
-      request.op = OpType::kAllreduce;
-      request.reduce_op = op;
-      request.prescale = prescale;
-      request.postscale = postscale;
-      Prepare(std::move(request), inputs[i], outputs[i], &batch);
-    }
-  } catch (const Error& e) {
-    Abandon(batch, e.status());
-  }
-  Status status = runtime->EnqueueGroup(name, std::move(batch.requests), std::move(batch.entries));
+  Prepare(std::move(request), input, at::Tensor(), &batch);
+  Status status = ResolveAlltoallSplits(batch.requests[0], runtime->topology().size, &splits);
   if (!status.ok()) Abandon(batch, status);
-  return batch.handles;
+  batch.entries[0].splits = std::move(splits);
+  batch.entries[0].received_splits = std::make_shared<TorchTensor>(received_splits);
+  return EnqueueBatch(*runtime, std::move(batch))[0];
+}
+
+int ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
+                       double prescale, double postscale) {
+  return Submit(ReducescatterRequest(name, op, prescale, postscale), input, at::Tensor());
+}
+
+std::vector<int> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
+                                           const std::string& name, ReduceOp op,
+                                           double prescale, double postscale) {
+  return SubmitGroup(ReducescatterRequest("", op, prescale, postscale), inputs, {}, name);
+}
+
+int BarrierAsync() {
+  Request request;
+  request.op = OpType::kBarrier;
+  const at::Tensor nothing = at::empty({0}, at::kByte);
+  return Submit(std::move(request), nothing, nothing);
 }
 
 int JoinAsync(const at::Tensor& last_joined_rank) {

@@ -38,6 +38,29 @@ std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
                                        double postscale);
+// Every rank's input concatenated along the first dimension, the inputs gathered as one
+// group (see GroupedAllreduceAsync).
+std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
+                                       const std::string& name);
+
+// Sends splits[j] rows of `input` (in order along the first dimension) to rank j, and
+// outputs the rows every rank sent here, concatenated in rank order. Empty splits split
+// the first dimension evenly. `received_splits` (int32, contiguous, one element per rank)
+// receives how many rows came from each rank. Bad splits throw kInvalidArgument here.
+int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
+                  const at::Tensor& received_splits, const std::string& name);
+
+// Reduces every rank's input (all of one shape; op Sum or Average) and outputs this
+// rank's share of the first dimension (see core/row_split.h).
+int ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
+                       double prescale, double postscale);
+std::vector<int> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
+                                           const std::string& name, ReduceOp op,
+                                           double prescale, double postscale);
+
+// Completes once every rank has submitted its barrier.
+int BarrierAsync();
+
 // Marks this rank as out of data: until every rank has joined, other ranks' allreduces
 // proceed with zeros from this one. Completes when all have joined, writing the last
 // rank to join into `last_joined_rank` (an int32 tensor of one element).

@@ -9,11 +9,15 @@ from horde.torch.mpi_ops import (
     Average, Max, Min, Product, Sum,
     allgather, allgather_async,
     allreduce, allreduce_, allreduce_async, allreduce_async_,
+    alltoall, alltoall_async, barrier,
     broadcast, broadcast_, broadcast_async, broadcast_async_,
     cross_rank, cross_size, cuda_built, gloo_built, gloo_enabled,
+    grouped_allgather, grouped_allgather_async,
     grouped_allreduce, grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_,
+    grouped_reducescatter, grouped_reducescatter_async,
     init, is_homogeneous, is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled,
-    mpi_threads_supported, nccl_built, poll, rank, rocm_built, runtime_stats, shutdown, size,
+    mpi_threads_supported, nccl_built, poll, rank, reducescatter, reducescatter_async,
+    rocm_built, runtime_stats, shutdown, size,
     sparse_allreduce_async, synchronize,
 )
 from horde.torch.optimizer import DistributedOptimizer

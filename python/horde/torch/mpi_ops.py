@@ -2,9 +2,11 @@
 
 Asynchronous forms return an integer handle; ``poll(handle)`` tells whether it is done
 and ``synchronize(handle)`` waits and returns the output. The synchronous forms of
-allreduce, allgather and broadcast are differentiable.
+allreduce, allgather, broadcast, alltoall and reducescatter (and their grouped forms)
+are differentiable.
 """
 
+import operator
 import warnings
 
 import torch
@@ -26,6 +28,9 @@ _in_place_targets = {}
 
 # handle of a grouped op (its first member's) -> the handles of all its members.
 _group_members = {}
+
+# handle of an alltoall -> the int32 tensor that receives the rows each rank sent here.
+_alltoall_received_splits = {}
 
 
 # ---------------------------------------------------------------- basics
@@ -82,7 +87,10 @@ def synchronize(handle):
 
 def _synchronize_one(handle):
     target, copy_back = _in_place_targets.pop(handle, (None, False))
+    received_splits = _alltoall_received_splits.pop(handle, None)
     output = _ops.synchronize(handle)
+    if received_splits is not None:
+        return output, received_splits
     if target is None:
         return output
     if copy_back:
@@ -176,22 +184,28 @@ def allgather_async(tensor, name=None):
     return _ops.allgather_async(tensor.detach().contiguous(), _name(name))
 
 
+def _allgather_gradients(grad_outputs, shapes):
+    """The gradients of allgathered tensors of the given shapes: this rank's rows of the
+    summed incoming gradients (a scalar gathers as one row)."""
+    reduced = grouped_allreduce(list(grad_outputs), op=Sum)
+    rows = [shape[0] if len(shape) else 1 for shape in shapes]
+    every_rank_rows = allgather(torch.tensor([rows], dtype=torch.int64))
+    offsets = every_rank_rows[:rank()].sum(0).tolist()
+    return [grad.narrow(0, offset, n).reshape(shape)
+            for grad, offset, n, shape in zip(reduced, offsets, rows, shapes)]
+
+
 class HordeAllgather(torch.autograd.Function):
     """Allgather whose gradient is this rank's slice of the summed incoming gradient."""
 
     @staticmethod
     def forward(ctx, tensor, name):
-        ctx.dim = tensor.shape[0] if tensor.dim() > 0 else 1
-        ctx.scalar = tensor.dim() == 0
+        ctx.shape = tensor.shape
         return synchronize(allgather_async(tensor, name))
 
     @staticmethod
     def backward(ctx, grad_output):
-        grad_reduced = allreduce(grad_output, op=Sum)
-        dims = allgather(torch.tensor([ctx.dim], dtype=torch.int64))
-        offset = int(dims[:rank()].sum().item())
-        grad = grad_reduced.narrow(0, offset, ctx.dim)
-        return (grad.reshape(()) if ctx.scalar else grad), None
+        return _allgather_gradients([grad_output], [ctx.shape])[0], None
 
 
 def allgather(tensor, name=None):
@@ -303,6 +317,172 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
     """Reduces a list of tensors in place as one unit and returns them."""
     return synchronize(grouped_allreduce_async_(tensors, average, name, op, prescale_factor,
                                                 postscale_factor))
+
+
+# ---------------------------------------------------------------- grouped allgather
+
+def grouped_allgather_async(tensors, name=None):
+    """Starts allgathering a list of tensors as one unit (negotiated together, released
+    only when all are ready); returns one handle for the group."""
+    inputs = [t.detach().contiguous() for t in tensors]
+    return _group_handle(_ops.grouped_allgather_async(inputs, _name(name)))
+
+
+class HordeGroupedAllgather(torch.autograd.Function):
+    """Grouped allgather whose gradients are this rank's slices of the summed incoming
+    gradients."""
+
+    @staticmethod
+    def forward(ctx, name, *tensors):
+        ctx.shapes = [t.shape for t in tensors]
+        return tuple(synchronize(grouped_allgather_async(list(tensors), name)))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return (None, *_allgather_gradients(grad_outputs, ctx.shapes))
+
+
+def grouped_allgather(tensors, name=None):
+    """Returns, for each tensor of the list, every rank's tensor concatenated along the
+    first dimension; gathered as one unit. Differentiable."""
+    return list(HordeGroupedAllgather.apply(name, *tensors))
+
+
+# ---------------------------------------------------------------- alltoall
+
+def _splits_list(splits):
+    """``splits`` as a list of ints ([] for None, an even split); ValueError unless it is
+    a 1-D integer tensor or a sequence of ints."""
+    if splits is None:
+        return []
+    expected = "alltoall: splits must be a 1-D integer tensor or a list of ints, one per rank"
+    if isinstance(splits, torch.Tensor):
+        if splits.dim() != 1 or splits.dtype.is_floating_point or splits.dtype.is_complex \
+                or splits.dtype == torch.bool:
+            raise ValueError(f"{expected}; got a {splits.dim()}-D {splits.dtype} tensor")
+        return splits.tolist()
+    try:
+        if any(isinstance(s, bool) for s in splits):
+            raise TypeError
+        return [operator.index(s) for s in splits]
+    except TypeError:
+        raise ValueError(f"{expected}; got {splits!r}") from None
+
+
+def alltoall_async(tensor, splits=None, name=None):
+    """Starts an alltoall (see ``alltoall``); returns a handle whose ``synchronize`` gives
+    ``(output, received_splits)``, with or without ``splits``, as Horovod's does."""
+    received_splits = torch.empty(size(), dtype=torch.int32)
+    handle = _ops.alltoall_async(tensor.detach().contiguous(), _splits_list(splits),
+                                 received_splits, _name(name))
+    _alltoall_received_splits[handle] = received_splits
+    return handle
+
+
+class HordeAlltoall(torch.autograd.Function):
+    """Alltoall whose gradient is the alltoall of the incoming gradient, sent back the
+    way the rows came (split by the received splits)."""
+
+    @staticmethod
+    def forward(ctx, tensor, splits, name):
+        output, received_splits = synchronize(alltoall_async(tensor, splits, name))
+        ctx.received_splits = received_splits
+        ctx.mark_non_differentiable(received_splits)
+        return output, received_splits
+
+    @staticmethod
+    def backward(ctx, grad_output, _):
+        grad, _ = alltoall(grad_output, splits=ctx.received_splits)
+        return grad, None, None
+
+
+def alltoall(tensor, splits=None, name=None):
+    """Sends ``splits[j]`` rows of ``tensor`` (in order along the first dimension) to rank
+    j and returns the rows every rank sent here, concatenated in rank order. Without
+    ``splits`` the first dimension is split evenly (it must be a multiple of size()).
+    Returns the output, or ``(output, received_splits)`` when ``splits`` is given, where
+    received_splits (int32) counts the rows from each rank. Differentiable."""
+    output, received_splits = HordeAlltoall.apply(tensor, splits, name)
+    return output if splits is None else (output, received_splits)
+
+
+# ---------------------------------------------------------------- reducescatter
+
+def _reducescatter_gradient_scale(op, prescale_factor, postscale_factor):
+    scale = float(prescale_factor) * float(postscale_factor)
+    return scale / size() if op == Average else scale
+
+
+def reducescatter_async(tensor, name=None, op=Average, prescale_factor=1.0, postscale_factor=1.0):
+    """Starts a reducescatter (see ``reducescatter``); returns a handle."""
+    return _ops.reducescatter_async(tensor.detach().contiguous(), _name(name), op,
+                                    float(prescale_factor), float(postscale_factor))
+
+
+class HordeReducescatter(torch.autograd.Function):
+    """Reducescatter whose gradient is the allgather of the incoming gradients, scaled as
+    the forward pass scaled the inputs."""
+
+    @staticmethod
+    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor):
+        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor)
+        return synchronize(reducescatter_async(tensor, name, op, prescale_factor, postscale_factor))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return allgather(grad_output) * ctx.scale, None, None, None, None
+
+
+def reducescatter(tensor, name=None, compression=Compression.none, op=Average,
+                  prescale_factor=1.0, postscale_factor=1.0):
+    """Reduces ``tensor`` (the same shape on every rank) over all ranks with op Sum or
+    Average and returns this rank's share of the first dimension d: rank r gets
+    d // size() rows, plus one if r < d % size(), in rank order. Differentiable."""
+    compressed, ctx = compression.compress(tensor)
+    scattered = HordeReducescatter.apply(compressed, name, op, prescale_factor, postscale_factor)
+    return compression.decompress(scattered, ctx)
+
+
+def grouped_reducescatter_async(tensors, name=None, op=Average, prescale_factor=1.0,
+                                postscale_factor=1.0):
+    """Starts reducescattering a list of tensors as one unit; returns one handle."""
+    inputs = [t.detach().contiguous() for t in tensors]
+    return _group_handle(_ops.grouped_reducescatter_async(
+        inputs, _name(name), op, float(prescale_factor), float(postscale_factor)))
+
+
+class HordeGroupedReducescatter(torch.autograd.Function):
+    """Grouped reducescatter whose gradients are the grouped allgather of the incoming
+    gradients, scaled as the forward pass scaled the inputs."""
+
+    @staticmethod
+    def forward(ctx, name, op, prescale_factor, postscale_factor, *tensors):
+        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor)
+        handle = grouped_reducescatter_async(list(tensors), name, op, prescale_factor,
+                                             postscale_factor)
+        return tuple(synchronize(handle))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        grads = grouped_allgather(list(grad_outputs))
+        return (None, None, None, None, *[grad * ctx.scale for grad in grads])
+
+
+def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=Average,
+                          prescale_factor=1.0, postscale_factor=1.0):
+    """Reducescatters a list of tensors as one unit (see ``reducescatter``). Differentiable."""
+    compressed = [compression.compress(t) for t in tensors]
+    scattered = HordeGroupedReducescatter.apply(name, op, prescale_factor, postscale_factor,
+                                                *[t for t, _ in compressed])
+    return [compression.decompress(t, ctx) for t, (_, ctx) in zip(scattered, compressed)]
+
+
+# ---------------------------------------------------------------- barrier
+
+def barrier():
+    """Returns once every rank has called barrier(). It is ordered with the other
+    collectives like any of them."""
+    synchronize(_ops.barrier_async())
 
 
 # ---------------------------------------------------------------- sparse allreduce

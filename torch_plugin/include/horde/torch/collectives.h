@@ -4,6 +4,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/data_type.h"
 #include "horde/torch/handle.h"
@@ -59,6 +60,32 @@ Handle broadcast_async(const at::Tensor& tensor, int root_rank, const std::strin
 // In place: `tensor` is overwritten with root_rank's, and returned.
 at::Tensor broadcast_(const at::Tensor& tensor, int root_rank, const std::string& name = "");
 Handle broadcast_async_(const at::Tensor& tensor, int root_rank, const std::string& name = "");
+
+// What alltoall returns: the rows every rank sent here, concatenated in rank order, and
+// how many rows came from each rank (int32, one element per rank).
+struct AlltoallResult {
+  at::Tensor output;
+  at::Tensor received_splits;
+};
+
+// Sends splits[j] rows of `tensor` (in order along the first dimension) to rank j. Empty
+// splits split the first dimension evenly, which must then be a multiple of size(). Bad
+// splits throw horde::Error (kInvalidArgument) on the rank that passed them; the other
+// dimensions must match on every rank.
+AlltoallResult alltoall(const at::Tensor& tensor, const std::vector<int64_t>& splits = {},
+                        const std::string& name = "");
+
+// Reducescatter takes allreduce's options; its op must be Sum or Average.
+using ReducescatterOptions = AllreduceOptions;
+
+// The reduction of `tensor` (the same shape on every rank) over all ranks, of which this
+// rank keeps its share of the first dimension: rank r gets d / size() rows, plus one if
+// r < d % size(), in rank order.
+at::Tensor reducescatter(const at::Tensor& tensor, const ReducescatterOptions& options = {});
+Handle reducescatter_async(const at::Tensor& tensor, const ReducescatterOptions& options = {});
+
+// Returns once every rank has called barrier().
+void barrier();
 
 }  // namespace torch
 }  // namespace horde

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+
+#include "core/collective_op.h"
+#include "mpi_ops/host_buffer.h"
+#include "mpi_ops/mpi_context.h"
+#include "mpi_ops/mpi_datatypes.h"
+
+namespace horde {
+namespace mpi {
+
+// Reducescatter of host tensors with MPI: every rank's tensor (all of one shape) is
+// reduced, and rank r keeps its share of the first dimension (core/row_split.h). A
+// prescaled input is scaled in a persistent buffer, never in the caller's tensor.
+class MpiReducescatter : public CollectiveOp {
+ public:
+  MpiReducescatter(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types)
+      : context_(std::move(context)), types_(std::move(types)) {}
+
+  bool Enabled(const Response& response, const std::vector<TensorEntry>&) const override {
+    return response.device == kCpuDevice;
+  }
+  Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
+
+ private:
+  Status Scatter(TensorEntry& entry, const Response& response);
+  // The input to send: the tensor itself, or a prescaled copy of it.
+  const void* ScaledInput(TensorEntry& entry, const Response& response);
+
+  std::shared_ptr<MpiContext> context_;
+  std::shared_ptr<MpiDatatypes> types_;
+  HostBuffer prescaled_;
+};
+
+}  // namespace mpi
+}  // namespace horde
