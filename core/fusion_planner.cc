@@ -39,7 +39,7 @@ std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse> ready) co
   };
   std::vector<Group> groups;
   for (auto& item : ready) {
-    if (!Fusable(item.response)) {
+    if (!Fusable(item.response) || item.bytes >= in_place_bytes_) {
       groups.push_back({std::move(item.response), 0, false});
       continue;
     }

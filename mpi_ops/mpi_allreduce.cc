@@ -3,12 +3,32 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
 
-#include "core/fusion_planner.h"
 #include "mpi_ops/host_scale.h"
+#include "mpi_ops/mpi_wait.h"
 
 namespace horde {
 namespace mpi {
+namespace {
+
+constexpr int64_t kCopySliceBytes = 256 << 10;
+
+// Runs copy(begin, end) over `range` in slices, testing `request` between slices so the
+// allreduce in flight keeps moving while this thread copies.
+Status CopyWhileProgressing(std::pair<int64_t, int64_t> range,
+                            MPI_Request* request,
+                            const std::function<void(int64_t, int64_t)>& copy) {
+  for (int64_t at = range.first; at < range.second; at += kCopySliceBytes) {
+    copy(at, std::min(range.second, at + kCopySliceBytes));
+    if (request == nullptr) continue;
+    int done = 0;
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Iallreduce"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const int64_t element_size = DataTypeSize(response.dtype);
@@ -19,31 +39,22 @@ Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& 
     if (out != e.input->data() && bytes > 0) std::memcpy(out, e.input->data(), bytes);
     return ReduceInPlace(out, bytes / element_size, response);
   }
-
-  std::vector<int64_t> sizes;
-  for (auto& e : entries) sizes.push_back(e.input->size_bytes());
-  int64_t total = 0;
-  std::vector<int64_t> offsets = FusionOffsets(sizes, &total);
-  char* buffer = fusion_buffer_.Reserve(total);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (sizes[i] > 0) std::memcpy(buffer + offsets[i], entries[i].input->data(), sizes[i]);
-    // Zero the alignment padding so scaling never sees garbage bit patterns.
-    int64_t end = offsets[i] + sizes[i];
-    int64_t next = i + 1 < entries.size() ? offsets[i + 1] : end;
-    std::memset(buffer + end, 0, next - end);
-  }
-  HORDE_RETURN_IF_ERROR(ReduceInPlace(buffer, total / element_size, response));
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (sizes[i] > 0) std::memcpy(entries[i].output->data(), buffer + offsets[i], sizes[i]);
-  }
+  FusionCopier copier(entries, &fusion_buffer_);
+  const int64_t total = copier.total_bytes();
+  if (total > kPipelineChunkBytes) return ReducePipelined(copier, response);
+  copier.CopyIn(0, total);
+  HORDE_RETURN_IF_ERROR(ReduceInPlace(copier.buffer(), total / element_size, response));
+  copier.CopyOut(0, total);
   return Status::Ok();
 }
 
-Status MpiAllreduce::ReduceInPlace(void* data, int64_t count, const Response& response) {
-  double postscale = response.postscale;
-  if (response.reduce_op == ReduceOp::kAverage) postscale /= context_->topology().size;
-  if (response.prescale != 1.0) ScaleHostBuffer(data, count, response.dtype, response.prescale);
+double MpiAllreduce::Postscale(const Response& response) const {
+  if (response.reduce_op != ReduceOp::kAverage) return response.postscale;
+  return response.postscale / context_->topology().size;
+}
 
+Status MpiAllreduce::ReduceInPlace(void* data, int64_t count, const Response& response) {
+  if (response.prescale != 1.0) ScaleHostBuffer(data, count, response.dtype, response.prescale);
   const MPI_Datatype type = types_->Datatype(response.dtype);
   const MPI_Op op = types_->Op(response.dtype, response.reduce_op);
   const int64_t element_size = DataTypeSize(response.dtype);
@@ -55,7 +66,49 @@ Status MpiAllreduce::ReduceInPlace(void* data, int64_t count, const Response& re
         MPI_Allreduce(MPI_IN_PLACE, at, chunk, type, op, context_->world()), "MPI_Allreduce"));
     done += chunk;
   }
+  const double postscale = Postscale(response);
   if (postscale != 1.0) ScaleHostBuffer(data, count, response.dtype, postscale);
+  return Status::Ok();
+}
+
+Status MpiAllreduce::StartChunk(char* buffer, ByteRange chunk, const Response& response,
+                                MPI_Request* request) {
+  const int64_t element_size = DataTypeSize(response.dtype);
+  const int count = static_cast<int>((chunk.second - chunk.first) / element_size);
+  char* data = buffer + chunk.first;
+  if (response.prescale != 1.0) ScaleHostBuffer(data, count, response.dtype, response.prescale);
+  return CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, data, count, types_->Datatype(response.dtype),
+                                 types_->Op(response.dtype, response.reduce_op),
+                                 context_->world(), request),
+                  "MPI_Iallreduce");
+}
+
+Status MpiAllreduce::ReducePipelined(const FusionCopier& copier, const Response& response) {
+  const int64_t total = copier.total_bytes();
+  const int64_t element_size = DataTypeSize(response.dtype);
+  const int64_t chunks = (total + kPipelineChunkBytes - 1) / kPipelineChunkBytes;
+  auto range = [&](int64_t k) {
+    return ByteRange(k * kPipelineChunkBytes, std::min(total, (k + 1) * kPipelineChunkBytes));
+  };
+  auto copy_in = [&](int64_t b, int64_t e) { copier.CopyIn(b, e); };
+  auto copy_out = [&](int64_t b, int64_t e) { copier.CopyOut(b, e); };
+  const double postscale = Postscale(response);
+
+  copier.CopyIn(range(0).first, range(0).second);
+  MPI_Request in_flight;
+  HORDE_RETURN_IF_ERROR(StartChunk(copier.buffer(), range(0), response, &in_flight));
+  for (int64_t k = 0; k < chunks; ++k) {
+    const bool more = k + 1 < chunks;
+    if (more) HORDE_RETURN_IF_ERROR(CopyWhileProgressing(range(k + 1), &in_flight, copy_in));
+    HORDE_RETURN_IF_ERROR(WaitProgressing(&in_flight, "MPI_Iallreduce"));
+    const ByteRange done = range(k);
+    if (postscale != 1.0) {
+      ScaleHostBuffer(copier.buffer() + done.first, (done.second - done.first) / element_size,
+                      response.dtype, postscale);
+    }
+    if (more) HORDE_RETURN_IF_ERROR(StartChunk(copier.buffer(), range(k + 1), response, &in_flight));
+    HORDE_RETURN_IF_ERROR(CopyWhileProgressing(done, more ? &in_flight : nullptr, copy_out));
+  }
   return Status::Ok();
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 
 #include "core/collective_op.h"
+#include "mpi_ops/fusion_copier.h"
 #include "mpi_ops/host_buffer.h"
 #include "mpi_ops/mpi_context.h"
 #include "mpi_ops/mpi_datatypes.h"
@@ -10,11 +12,15 @@
 namespace horde {
 namespace mpi {
 
-// Allreduce of host tensors with MPI. One tensor is reduced in place in its output;
-// several are packed into the persistent fusion buffer at aligned offsets, reduced
-// with one call, and copied back out.
+// Allreduce of host tensors with MPI. One tensor is reduced in place in its output.
+// Several are packed into the persistent fusion buffer at aligned offsets, reduced, and
+// copied back out; a buffer larger than one chunk is reduced chunk by chunk with
+// non-blocking allreduces, copying the next chunk in and the previous one out while
+// each is in flight.
 class MpiAllreduce : public CollectiveOp {
  public:
+  static constexpr int64_t kPipelineChunkBytes = 4 << 20;
+
   MpiAllreduce(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types)
       : context_(std::move(context)), types_(std::move(types)) {}
 
@@ -24,7 +30,13 @@ class MpiAllreduce : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  private:
+  using ByteRange = std::pair<int64_t, int64_t>;
+
   Status ReduceInPlace(void* data, int64_t count, const Response& response);
+  Status ReducePipelined(const FusionCopier& copier, const Response& response);
+  // Prescales the chunk and starts its non-blocking allreduce.
+  Status StartChunk(char* buffer, ByteRange chunk, const Response& response, MPI_Request* request);
+  double Postscale(const Response& response) const;
 
   std::shared_ptr<MpiContext> context_;
   std::shared_ptr<MpiDatatypes> types_;

@@ -31,5 +31,12 @@ Status WaitPolling(MPI_Request* request, const char* call) {
   }
 }
 
+Status WaitProgressing(MPI_Request* request, const char* call) {
+  for (int done = 0; !done;) {
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), call));
+  }
+  return Status::Ok();
+}
+
 }  // namespace mpi
 }  // namespace horde

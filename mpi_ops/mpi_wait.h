@@ -12,5 +12,10 @@ namespace mpi {
 // ranks leaves the cores to training.
 Status WaitPolling(MPI_Request* request, const char* call);
 
+// Completes a non-blocking MPI operation that moves data, calling MPI_Test without
+// pause: Open MPI advances a non-blocking collective only inside MPI calls, so this
+// thread is the one doing the transfer.
+Status WaitProgressing(MPI_Request* request, const char* call);
+
 }  // namespace mpi
 }  // namespace horde

@@ -102,6 +102,13 @@ TEST(FusionPlanner, ThresholdZeroDisablesFusion) {
             (Groups{{"a"}, {"b"}, {"e1"}, {"e2"}}));
 }
 
+TEST(FusionPlanner, LargeTensorsRunAloneInPlaceWhileSmallOnesAroundThemFuse) {
+  FusionPlanner planner(1 << 20, /*in_place_bytes=*/1000);
+  EXPECT_EQ(NamesOf(planner.Plan({Allreduce("s1", 10), Allreduce("big", 1000),
+                                  Allreduce("s2", 999), Allreduce("huge", 5000)})),
+            (Groups{{"s1", "s2"}, {"big"}, {"huge"}}));
+}
+
 TEST(FusionPlanner, ErrorsAndOtherCollectivesPassThroughUnfused) {
   PlannedResponse error = Allreduce("bad", 4);
   error.response.kind = Response::Kind::kError;

@@ -105,6 +105,49 @@ TEST(MpiRuntime, ManySmallTensorsOfMixedDtypesAreFusedPerDtype) {
   EXPECT_LT(after.responses_executed - before.responses_executed, 120);
 }
 
+// A group is released in one round, so its members fuse: here into one buffer of
+// several pipeline chunks, with tensors straddling chunk boundaries.
+TEST(MpiRuntime, AFusedBufferOfSeveralChunksIsReducedAndScaledExactly) {
+  const int64_t elements = 262139;  // just under 1 MiB of floats, so still fused
+  std::vector<std::shared_ptr<HostTensor>> tensors;
+  std::vector<Request> requests;
+  std::vector<TensorEntry> entries;
+  std::vector<std::shared_ptr<Pending>> pending;
+  for (int i = 0; i < 13; ++i) {
+    tensors.push_back(std::make_shared<HostTensor>(DataType::kFloat32, TensorShape{elements}));
+    for (int64_t k = 0; k < elements; ++k) tensors.back()->as<float>()[k] = Rank() + i + k % 7;
+    Request r = Allreduce("", ReduceOp::kAverage);
+    r.dtype = DataType::kFloat32;
+    r.shape = {elements};
+    r.prescale = 2.0;
+    r.postscale = 0.5;
+    requests.push_back(r);
+    auto p = std::make_shared<Pending>();
+    TensorEntry entry;
+    entry.input = entry.output = tensors.back();
+    entry.callback = [p](const Status& s) {
+      std::lock_guard<std::mutex> lock(p->mu);
+      p->done = true;
+      p->status = s;
+      p->cv.notify_all();
+    };
+    entries.push_back(std::move(entry));
+    pending.push_back(p);
+  }
+  const RuntimeStats before = CurrentRuntime()->stats();
+  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup("pipelined", requests, std::move(entries)).ok());
+  for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
+  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, 13);
+  const int n = Size();
+  for (int i = 0; i < 13; ++i) {
+    for (int64_t k = 0; k < elements; k += 4099) {
+      // Average of (r + i + k % 7) over ranks, times 2, then times 0.5.
+      EXPECT_FLOAT_EQ(tensors[i]->as<float>()[k], (n - 1) / 2.0f + i + k % 7) << i << "," << k;
+    }
+    EXPECT_FLOAT_EQ(tensors[i]->as<float>()[elements - 1], (n - 1) / 2.0f + i + (elements - 1) % 7);
+  }
+}
+
 TEST(MpiRuntime, AllgatherConcatenatesRowsOfDifferentCounts) {
   const int rows = Rank() + 1;
   auto t = std::make_shared<HostTensor>(DataType::kInt64, TensorShape{rows, 2});
