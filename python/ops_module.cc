@@ -24,6 +24,8 @@ py::dict StatsDict() {
   RuntimeStats stats = torch_ops::Stats();
   py::dict out;
   out["negotiation_rounds"] = stats.negotiation_rounds;
+  out["slow_rounds"] = stats.slow_rounds;
+  out["cache_hits"] = stats.cache_hits;
   out["responses_executed"] = stats.responses_executed;
   out["error_responses"] = stats.error_responses;
   out["fused_responses"] = stats.fused_responses;
