@@ -15,6 +15,7 @@ PACKAGES=(
   python3-torchvision
   python3-matplotlib  # the timeline summary's --png chart
   openssh-client openssh-server iproute2  # horderun's ssh; its two-host test
+  clang libclang-rt-14-dev  # scripts/hardening.sh: the wire codec fuzzer (libFuzzer)
 )
 
 missing=()

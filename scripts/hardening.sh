@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Hardening checks, each in its own torch-free build tree and under a time limit:
+#   build/asan  the C++ test suite (core, MPI runtime on 2 and 4 ranks, launcher) under
+#               AddressSanitizer + UndefinedBehaviorSanitizer, every report fatal
+#   build/tsan  the multi-rank MPI tests (2 and 4 ranks) under ThreadSanitizer
+#   build/fuzz  the wire codec fuzzer (clang + libFuzzer) for HORDE_FUZZ_SECONDS (60)
+#   the soak test: 10,000 training steps on 2 ranks with the installed package
+#               (${PYTHON:-.venv/bin/python}; scripts/install.sh first)
+# Usage: scripts/hardening.sh [asan] [tsan] [fuzz] [soak]   (no argument: all four)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(asan tsan fuzz soak)
+suppressions=$PWD/tests/sanitizers
+fuzz_seconds=${HORDE_FUZZ_SECONDS:-60}
+
+# quietly LOG COMMAND...: runs the command with its output in LOG, shown only if it fails.
+quietly() {
+  local log=$1; shift
+  "$@" >"$log" 2>&1 || {
+    local rc=$?
+    tail -n 80 "$log"
+    echo "FAILED ($rc): $*" >&2
+    return "$rc"
+  }
+}
+
+# build_tree DIR PART CMAKE_ARGS...: configures DIR and builds PART of it (a folder of
+# the build tree, e.g. tests/mpi, with what it depends on; "." for everything).
+build_tree() {
+  local dir=$1 part=$2; shift 2
+  mkdir -p "$dir"
+  quietly "$dir/configure.log" timeout 300 \
+    cmake -S . -B "$dir" -DHORDE_BUILD_TORCH=OFF -DHORDE_WITH_CUDA=OFF "$@"
+  quietly "$dir/build.log" timeout 1200 cmake --build "$dir/$part" -j2
+}
+
+# sanitized_ctest DIR LOG_NAME CTEST_ARGS...: ctest's output in DIR/LOG_NAME, shown if a
+# test fails; its summary line either way.
+sanitized_ctest() {
+  local dir=$1 log=$1/$2; shift 2
+  quietly "$log" timeout 900 ctest --test-dir "$dir" -j2 --output-on-failure "$@"
+  grep -E '^[0-9]+% tests passed' "$log"
+}
+
+# The multi-rank tests (tests/mpi) are the ctest cases named <suite>.npN.
+multi_rank_tests='\.np[0-9]+$'
+
+run_asan() {
+  echo "== hardening: C++ tests under ASan + UBSan (build/asan)"
+  build_tree build/asan . -DHORDE_SANITIZE=address,undefined
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  export LSAN_OPTIONS=suppressions=$suppressions/lsan_openmpi.supp
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+    sanitized_ctest build/asan ctest_single_process.log -E "$multi_rank_tests"
+  # Open MPI's leaks are matched on frames deep in the stack (see the suppression file),
+  # which only the slow unwinder reaches; it is too slow for the whole suite.
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:fast_unwind_on_malloc=0 \
+    sanitized_ctest build/asan ctest_multi_rank.log -R "$multi_rank_tests"
+}
+
+run_tsan() {
+  echo "== hardening: multi-rank MPI tests under TSan (build/tsan)"
+  build_tree build/tsan tests/mpi -DHORDE_SANITIZE=thread
+  local tsan_suppressions=$suppressions/tsan_openmpi.supp
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$tsan_suppressions \
+    sanitized_ctest build/tsan ctest_multi_rank.log -R "$multi_rank_tests"
+}
+
+run_fuzz() {
+  echo "== hardening: wire codec fuzzer for ${fuzz_seconds}s (build/fuzz)"
+  build_tree build/fuzz tests/fuzz -DCMAKE_CXX_COMPILER=clang++ -DHORDE_BUILD_FUZZERS=ON
+  local fuzz_dir=build/fuzz/tests/fuzz
+  mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/crashes"
+  # New inputs go to corpus/ (kept between runs); a crashing input to crashes/.
+  quietly "$fuzz_dir/fuzz.log" timeout $((fuzz_seconds + 120)) "$fuzz_dir/horde_wire_codec_fuzz" \
+    -max_total_time="$fuzz_seconds" -artifact_prefix="$fuzz_dir/crashes/" -print_final_stats=1 \
+    "$fuzz_dir/corpus" "$fuzz_dir/wire_codec_seeds"
+  grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$fuzz_dir/fuzz.log"
+}
+
+run_soak() {
+  echo "== hardening: soak test, 10,000 training steps on 2 ranks"
+  timeout 600 scripts/mpirun.sh -np 2 "${PYTHON:-.venv/bin/python}" tests/soak/soak_training.py
+}
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    asan|tsan|fuzz|soak) SECONDS=0; "run_$step"; echo "   ($step took ${SECONDS}s)" ;;
+    *) echo "hardening.sh: unknown step '$step'; expected asan, tsan, fuzz or soak" >&2; exit 2 ;;
+  esac
+done
+echo "== hardening: all checks passed"
