@@ -30,4 +30,7 @@ timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --c
 echo "== launcher: a two-host job over ssh between two network namespaces"
 timeout 300 tests/launcher/multihost_netns_test.sh
 
+echo "== hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
+scripts/hardening.sh
+
 echo "== all test suites passed"
