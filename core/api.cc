@@ -27,6 +27,13 @@ Status InitRuntime(const RuntimeFactory& factory) {
   std::unique_ptr<Runtime> runtime;
   HORDE_RETURN_IF_ERROR(factory(config, &runtime));
   SetLogRank(runtime->topology().rank);
+  if (!config.timeline_path.empty() && config.timeline_path != "DYNAMIC") {
+    Status started = runtime->StartTimeline(config.timeline_path, config.timeline_mark_cycles);
+    if (!started.ok()) {
+      runtime->Shutdown();
+      return Status::InvalidArgument("HORDE_TIMELINE: " + started.message());
+    }
+  }
   g_runtime = std::move(runtime);
   return Status::Ok();
 }

@@ -96,6 +96,9 @@ Status Config::FromEnv(const EnvLookup& env, Config* config) {
   HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "FUSION_THRESHOLD", &c.fusion_threshold_bytes));
   HORDE_RETURN_IF_ERROR(ParseNumber(env, "CYCLE_TIME", Bound::kPositive, &c.cycle_time_ms));
   HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "CACHE_CAPACITY", &c.cache_capacity));
+  std::string timeline_var;
+  if (auto path = Lookup(env, "TIMELINE", &timeline_var)) c.timeline_path = *path;
+  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "TIMELINE_MARK_CYCLES", &c.timeline_mark_cycles));
   HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
   HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
   HORDE_RETURN_IF_ERROR(

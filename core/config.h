@@ -32,6 +32,10 @@ struct Config {
   // while the runtime stays idle). Queued work starts a round at once.
   double cycle_time_ms = 1.0;
   int64_t cache_capacity = 1024;  // response-cache entries; 0 disables the fast path
+  // HORDE_TIMELINE: the file rank 0 records a timeline to from init(); empty: none;
+  // "DYNAMIC": none until start_timeline().
+  std::string timeline_path;
+  bool timeline_mark_cycles = false;
   LogLevel log_level = LogLevel::kWarning;
   StallSettings stall;
 

@@ -1,5 +1,6 @@
 #include "core/runtime.h"
 
+#include <cctype>
 #include <chrono>
 #include <exception>
 
@@ -18,14 +19,22 @@ NegotiationSettings NegotiationSettingsOf(const Config& config) {
   return settings;
 }
 
+// The timeline's name for a collective's communication phase, e.g. "ALLGATHER".
+std::string CollectivePhaseName(OpType op) {
+  std::string name = OpTypeName(op);
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
 }  // namespace
 
 Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> transport,
-                 std::unique_ptr<OpRegistry> ops)
+                 std::unique_ptr<OpRegistry> ops, std::shared_ptr<Timeline> timeline)
     : config_(config),
       topology_(topology),
       transport_(std::move(transport)),
       ops_(std::move(ops)),
+      timeline_(timeline ? std::move(timeline) : std::make_shared<Timeline>()),
       negotiator_(transport_.get(), NegotiationSettingsOf(config_)),
       pacer_(std::chrono::microseconds(static_cast<int64_t>(config_.cycle_time_ms * 1000.0))) {
   loop_ = std::thread([this] { Loop(); });
@@ -86,6 +95,14 @@ void Runtime::Shutdown() {
   if (loop_.joinable()) loop_.join();
 }
 
+Status Runtime::StartTimeline(const std::string& path, bool mark_cycles) {
+  if (path.empty()) return Status::InvalidArgument("start_timeline: the file path is empty");
+  if (topology_.rank != 0) return Status::Ok();
+  return timeline_->Start(path, mark_cycles);
+}
+
+Status Runtime::StopTimeline() { return timeline_->Stop(); }
+
 RuntimeStats Runtime::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
   return stats_;
@@ -96,9 +113,13 @@ void Runtime::Loop() {
   RoundPacer::Duration wait = pacer_.Next(false, false);
   while (true) {
     queue_.WaitForWork(wait);
+    timeline_->MarkCycle();
     RequestList mine;
     mine.requests = queue_.TakeNewRequests();
-    for (const auto& r : mine.requests) joined_ = joined_ || r.op == OpType::kJoin;
+    for (const auto& r : mine.requests) {
+      joined_ = joined_ || r.op == OpType::kJoin;
+      timeline_->NegotiateStart(r.name, r.op);
+    }
     mine.shutdown = shutdown_requested_.load();
     ResponseList decided;
     Status s = negotiator_.RunRound(mine, &decided);
@@ -114,6 +135,10 @@ void Runtime::Loop() {
       stats_.slow_rounds = negotiator_.slow_rounds();
       stats_.cache_hits = negotiator_.fast_path_responses();
     }
+    for (const auto& response : decided.responses) {
+      for (const auto& name : response.names) timeline_->NegotiateEnd(name);
+      timeline_->ActivityStart(response.names, "QUEUE");
+    }
     for (const auto& response : decided.responses) Execute(response);
     if (decided.shutdown) break;
     const bool progressed = !mine.requests.empty() || !decided.responses.empty();
@@ -121,6 +146,7 @@ void Runtime::Loop() {
   }
   stopped_ = true;
   for (auto& entry : queue_.Close(exit_status)) entry.callback(exit_status);
+  timeline_->Stop();
 }
 
 std::vector<TensorEntry> Runtime::TakeEntries(const Response& response) {
@@ -163,6 +189,10 @@ void Runtime::Execute(const Response& response) {
   if (response.kind == Response::Kind::kError) {
     status = Status::PreconditionError(response.error_message);
   } else {
+    // Allreduce implementations record their own phases: copies and the collective.
+    if (response.op != OpType::kAllreduce) {
+      timeline_->ActivityStart(response.names, CollectivePhaseName(response.op));
+    }
     try {
       status = ops_->Execute(entries, response);
     } catch (const std::exception& e) {
@@ -171,7 +201,10 @@ void Runtime::Execute(const Response& response) {
   }
   if (!status.ok()) HORDE_LOG(kDebug) << status.message();
   Record(response, entries);
-  for (auto& entry : entries) entry.callback(status);
+  for (auto& entry : entries) {
+    entry.callback(status);
+    timeline_->End(entry.name);
+  }
 }
 
 void Runtime::Record(const Response& response, const std::vector<TensorEntry>& entries) {

@@ -12,6 +12,7 @@
 #include "core/round_pacer.h"
 #include "core/runtime_stats.h"
 #include "core/tensor_queue.h"
+#include "core/timeline.h"
 #include "core/topology.h"
 #include "core/transport.h"
 
@@ -22,8 +23,9 @@ namespace horde {
 // Every network call happens on that thread.
 class Runtime {
  public:
+  // `timeline` is shared with the ops that record their own phases; null: a private one.
   Runtime(Config config, Topology topology, std::unique_ptr<Transport> transport,
-          std::unique_ptr<OpRegistry> ops);
+          std::unique_ptr<OpRegistry> ops, std::shared_ptr<Timeline> timeline = nullptr);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -49,6 +51,11 @@ class Runtime {
   // transport failed. Operations submitted afterwards fail at once.
   bool stopped() const { return stopped_.load(); }
 
+  // Starts (or switches) and stops rank 0's timeline; other ranks record nothing, so
+  // for them these succeed and do nothing, as in Horovod.
+  Status StartTimeline(const std::string& path, bool mark_cycles);
+  Status StopTimeline();
+
   const Topology& topology() const { return topology_; }
   const Config& config() const { return config_; }
   RuntimeStats stats() const;
@@ -67,6 +74,7 @@ class Runtime {
   const Topology topology_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<OpRegistry> ops_;
+  std::shared_ptr<Timeline> timeline_;
   Negotiator negotiator_;
   RoundPacer pacer_;
   TensorQueue queue_;

@@ -16,14 +16,15 @@ Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime) {
   HORDE_RETURN_IF_ERROR(MpiContext::Create(&context));
   auto types = std::make_shared<MpiDatatypes>();
   auto ops = std::make_unique<OpRegistry>();
-  ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types));
+  auto timeline = std::make_shared<Timeline>();
+  ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types, timeline));
   ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context));
   ops->Register(OpType::kBroadcast, std::make_unique<MpiBroadcast>(context));
   ops->Register(OpType::kAlltoall, std::make_unique<MpiAlltoall>(context));
   ops->Register(OpType::kReducescatter, std::make_unique<MpiReducescatter>(context, types));
   ops->Register(OpType::kBarrier, std::make_unique<MpiBarrier>(context));
   *runtime = std::make_unique<Runtime>(config, context->topology(),
-                                       std::make_unique<MpiTransport>(context), std::move(ops));
+                                       std::make_unique<MpiTransport>(context), std::move(ops), timeline);
   return Status::Ok();
 }
 

@@ -13,6 +13,8 @@ namespace mpi {
 namespace {
 
 constexpr int64_t kCopySliceBytes = 256 << 10;
+constexpr const char* kCollectivePhase = "MPI_ALLREDUCE";
+constexpr const char* kPipelinedPhase = "MPI_ALLREDUCE_PIPELINED";
 
 // Runs copy(begin, end) over `range` in slices, testing `request` between slices so the
 // allreduce in flight keeps moving while this thread copies.
@@ -33,6 +35,7 @@ Status CopyWhileProgressing(std::pair<int64_t, int64_t> range,
 Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const int64_t element_size = DataTypeSize(response.dtype);
   if (entries.size() == 1) {
+    timeline_->ActivityStart(response.names, kCollectivePhase);
     TensorEntry& e = entries[0];
     void* out = e.output->data();
     const int64_t bytes = e.input->size_bytes();
@@ -41,9 +44,16 @@ Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& 
   }
   FusionCopier copier(entries, &fusion_buffer_);
   const int64_t total = copier.total_bytes();
-  if (total > kPipelineChunkBytes) return ReducePipelined(copier, response);
+  if (total > kPipelineChunkBytes) {
+    // Copies and reductions interleave; the timeline shows the pipeline as one phase.
+    timeline_->ActivityStart(response.names, kPipelinedPhase);
+    return ReducePipelined(copier, response);
+  }
+  timeline_->ActivityStart(response.names, "MEMCPY_IN_FUSION_BUFFER");
   copier.CopyIn(0, total);
+  timeline_->ActivityStart(response.names, kCollectivePhase);
   HORDE_RETURN_IF_ERROR(ReduceInPlace(copier.buffer(), total / element_size, response));
+  timeline_->ActivityStart(response.names, "MEMCPY_OUT_FUSION_BUFFER");
   copier.CopyOut(0, total);
   return Status::Ok();
 }

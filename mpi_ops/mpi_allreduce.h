@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/collective_op.h"
+#include "core/timeline.h"
 #include "mpi_ops/fusion_copier.h"
 #include "mpi_ops/host_buffer.h"
 #include "mpi_ops/mpi_context.h"
@@ -21,8 +22,10 @@ class MpiAllreduce : public CollectiveOp {
  public:
   static constexpr int64_t kPipelineChunkBytes = 4 << 20;
 
-  MpiAllreduce(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types)
-      : context_(std::move(context)), types_(std::move(types)) {}
+  // Records its phases (copies, the collective) on `timeline`.
+  MpiAllreduce(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types,
+               std::shared_ptr<Timeline> timeline)
+      : context_(std::move(context)), types_(std::move(types)), timeline_(std::move(timeline)) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>&) const override {
     return response.device == kCpuDevice;
@@ -40,6 +43,7 @@ class MpiAllreduce : public CollectiveOp {
 
   std::shared_ptr<MpiContext> context_;
   std::shared_ptr<MpiDatatypes> types_;
+  std::shared_ptr<Timeline> timeline_;
   HostBuffer fusion_buffer_;
 };
 

@@ -76,6 +76,9 @@ PYBIND11_MODULE(_ops, m) {
   m.def("topology", &TopologyDict);
   m.def("runtime_stats", &StatsDict);
   m.def("mpi_threads_supported", &torch_ops::MpiThreadsSupported);
+  m.def("start_timeline", &torch_ops::StartTimeline, py::arg("file_path"), py::arg("mark_cycles"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def("stop_timeline", &torch_ops::StopTimeline, py::call_guard<py::gil_scoped_release>());
 
   m.def("allreduce_async", &torch_ops::AllreduceAsync, py::arg("input"), py::arg("output"),
         py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"));

@@ -162,6 +162,12 @@ Topology CurrentTopology() { return RequireRuntime()->topology(); }
 
 RuntimeStats Stats() { return RequireRuntime()->stats(); }
 
+void StartTimeline(const std::string& path, bool mark_cycles) {
+  ThrowIfError(RequireRuntime()->StartTimeline(path, mark_cycles));
+}
+
+void StopTimeline() { ThrowIfError(RequireRuntime()->StopTimeline()); }
+
 bool MpiThreadsSupported() {
   RequireRuntime();
   return mpi::MpiThreadsSupported();

@@ -21,6 +21,9 @@ bool IsInitialized();
 Topology CurrentTopology();
 RuntimeStats Stats();
 bool MpiThreadsSupported();
+// Rank 0 records a timeline to `path` (see core/timeline.h); other ranks do nothing.
+void StartTimeline(const std::string& path, bool mark_cycles);
+void StopTimeline();
 
 // Each returns a handle at once; the operation runs on the background thread. An empty
 // name lets the runtime number the operation (see Runtime::Enqueue). `output` must be

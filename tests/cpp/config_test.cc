@@ -29,6 +29,21 @@ TEST(Config, DefaultsWhenNothingIsSet) {
   EXPECT_TRUE(config.stall.enabled);
   EXPECT_DOUBLE_EQ(config.stall.check_seconds, 60.0);
   EXPECT_DOUBLE_EQ(config.stall.shutdown_seconds, 0.0);
+  EXPECT_EQ(config.cache_capacity, 1024);
+  EXPECT_TRUE(config.timeline_path.empty());
+  EXPECT_FALSE(config.timeline_mark_cycles);
+}
+
+TEST(Config, ReadsCacheAndTimelineVariables) {
+  Config config;
+  Status s = Parse({{"HORDE_CACHE_CAPACITY", "0"},
+                    {"HOROVOD_TIMELINE", "/tmp/t.json"},
+                    {"HORDE_TIMELINE_MARK_CYCLES", "1"}},
+                   &config);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(config.cache_capacity, 0);
+  EXPECT_EQ(config.timeline_path, "/tmp/t.json");
+  EXPECT_TRUE(config.timeline_mark_cycles);
 }
 
 TEST(Config, ReadsHordeVariables) {
@@ -141,6 +156,9 @@ const char kSwitch[] = "1 (on) or 0 (off)";
 INSTANTIATE_TEST_SUITE_P(
     AllVariables, MalformedValue,
     ::testing::Values(MalformedCase{"HORDE_FUSION_THRESHOLD", "abc", kInteger},
+                      MalformedCase{"HORDE_CACHE_CAPACITY", "-5", kInteger},
+                      MalformedCase{"HORDE_CACHE_CAPACITY", "lots", kInteger},
+                      MalformedCase{"HORDE_TIMELINE_MARK_CYCLES", "yes", kSwitch},
                       MalformedCase{"HORDE_FUSION_THRESHOLD", "-1", kInteger},
                       MalformedCase{"HORDE_FUSION_THRESHOLD", "12x", kInteger},
                       MalformedCase{"HORDE_FUSION_THRESHOLD", "", kInteger},

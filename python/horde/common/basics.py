@@ -28,6 +28,16 @@ class HordeBasics:
         """Stops horde on this rank; operations still pending fail with HordeInternalError."""
         self._ops.shutdown()
 
+    def start_timeline(self, file_path, mark_cycles=False):
+        """Rank 0 records a Chrome-trace timeline of every operation to ``file_path``
+        (open it in ui.perfetto.dev, or summarize it with
+        ``python -m horde.timeline summary FILE``); other ranks record nothing."""
+        self._ops.start_timeline(str(file_path), bool(mark_cycles))
+
+    def stop_timeline(self):
+        """Stops recording and closes the timeline file (a valid JSON array)."""
+        self._ops.stop_timeline()
+
     def is_initialized(self):
         return self._ops.is_initialized()
 

@@ -17,7 +17,7 @@ from horde.torch.mpi_ops import (
     grouped_reducescatter, grouped_reducescatter_async,
     init, is_homogeneous, is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled,
     mpi_threads_supported, nccl_built, poll, rank, reducescatter, reducescatter_async,
-    rocm_built, runtime_stats, shutdown, size,
+    rocm_built, runtime_stats, shutdown, size, start_timeline, stop_timeline,
     sparse_allreduce_async, synchronize,
 )
 from horde.torch.optimizer import DistributedOptimizer

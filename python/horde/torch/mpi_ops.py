@@ -55,6 +55,8 @@ rocm_built = _basics.rocm_built
 gloo_built = _basics.gloo_built
 gloo_enabled = _basics.gloo_enabled
 runtime_stats = _basics.runtime_stats
+start_timeline = _basics.start_timeline
+stop_timeline = _basics.stop_timeline
 
 
 # ---------------------------------------------------------------- handles
