@@ -2,6 +2,8 @@
 gradients), barrier, and these collectives while a rank has joined."""
 
 import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -120,17 +122,22 @@ def test_barrier_orders_with_earlier_collectives():
         assert torch.equal(hvd.synchronize(h), torch.full((8,), float(hvd.size())))
 
 
-def test_barrier_waits_for_every_rank(tmp_path):
+def test_barrier_waits_for_every_rank():
     """Rank 0 writes a file just before its barrier; the others check it after theirs.
     (Rank 0 is made late by a sleep: a barrier that did not wait would be caught, one
-    that waits passes whatever the timing.)"""
-    path = hvd.broadcast_object(str(tmp_path / "reached"), root_rank=0, name="barrier.path")
+    that waits passes whatever the timing.) The folder is rank 0's: pytest's tmp_path
+    folders of several ranks would race in their clean-up."""
+    folder = tempfile.mkdtemp() if hvd.rank() == 0 else None
+    path = hvd.broadcast_object(os.path.join(folder, "reached") if folder else None,
+                                root_rank=0, name="barrier.path")
     if hvd.rank() == 0:
         time.sleep(0.3)
         open(path, "w").close()
     hvd.barrier()
     assert os.path.exists(path)
     hvd.barrier()  # no rank leaves before every rank has looked
+    if folder:
+        shutil.rmtree(folder)
 
 
 def test_barrier_many_times_unnamed():
