@@ -27,6 +27,11 @@ Status InitRuntime(const RuntimeFactory& factory) {
   std::unique_ptr<Runtime> runtime;
   HORDE_RETURN_IF_ERROR(factory(config, &runtime));
   SetLogRank(runtime->topology().rank);
+  Status log_opened = runtime->OpenAutotuneLog();
+  if (!log_opened.ok()) {
+    runtime->Shutdown();
+    return Status::InvalidArgument("HORDE_AUTOTUNE_LOG: " + log_opened.message());
+  }
   if (!config.timeline_path.empty() && config.timeline_path != "DYNAMIC") {
     Status started = runtime->StartTimeline(config.timeline_path, config.timeline_mark_cycles);
     if (!started.ok()) {

@@ -99,6 +99,11 @@ Status Config::FromEnv(const EnvLookup& env, Config* config) {
   std::string timeline_var;
   if (auto path = Lookup(env, "TIMELINE", &timeline_var)) c.timeline_path = *path;
   HORDE_RETURN_IF_ERROR(ParseSwitch(env, "TIMELINE_MARK_CYCLES", &c.timeline_mark_cycles));
+  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "AUTOTUNE", &c.autotune));
+  std::string log_var;
+  if (auto log = Lookup(env, "AUTOTUNE_LOG", &log_var)) c.autotune_log = *log;
+  HORDE_RETURN_IF_ERROR(ParseNumber(env, "AUTOTUNE_SAMPLE_SECONDS", Bound::kPositive,
+                                    &c.autotune_sample_seconds));
   HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
   HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
   HORDE_RETURN_IF_ERROR(

@@ -36,6 +36,9 @@ struct Config {
   // "DYNAMIC": none until start_timeline().
   std::string timeline_path;
   bool timeline_mark_cycles = false;
+  bool autotune = false;               // HORDE_AUTOTUNE
+  std::string autotune_log;            // HORDE_AUTOTUNE_LOG: CSV of every sample
+  double autotune_sample_seconds = 2;  // HORDE_AUTOTUNE_SAMPLE_SECONDS
   LogLevel log_level = LogLevel::kWarning;
   StallSettings stall;
 

@@ -26,11 +26,13 @@ Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
   bits.uncached = !unsent_.empty();
   bits.slow_round = transport_->rank() == 0 && coordinator_.WantsRound(now);
   for (const auto& kv : hits_) bits.ready.push_back(kv.second.position);
+  if (transport_->rank() == 0) bits.coordinator_word = word_to_send_;
 
   const size_t positions = cache_.num_positions();
   std::vector<uint64_t> words = EncodeRoundBits(bits, positions);
   HORDE_RETURN_IF_ERROR(transport_->AllreduceAnd(&words));
   const RoundBits all = DecodeRoundBits(words, positions);
+  word_received_ = all.coordinator_word;
 
   if (all.join) join_in_progress_ = true;
   out->responses = TakeFastResponses(all);
@@ -61,7 +63,9 @@ void Negotiator::Classify(const Request& request, SteadyTime now, RoundBits* min
   }
   uint32_t position = 0;
   ResponseCache::Match match = ResponseCache::Match::kMiss;
-  if (!join_in_progress_ && request.group.empty()) match = cache_.Find(request, &position);
+  if (cache_enabled_ && !join_in_progress_ && request.group.empty()) {
+    match = cache_.Find(request, &position);
+  }
   if (match == ResponseCache::Match::kHit) {
     hits_[request.name] = PendingHit{position, now, request};
     return;
@@ -141,7 +145,7 @@ void Negotiator::Learn(const ResponseList& decided) {
     // Whether to cache must be decided alike on every rank: a successful response means
     // every rank asked with the same group, and no rank is joined (which would leave it
     // without a request of its own to compare later submissions with).
-    bool cacheable = response.kind == Response::Kind::kCollective &&
+    bool cacheable = cache_enabled_ && response.kind == Response::Kind::kCollective &&
                      response.op != OpType::kJoin && !join_in_progress_;
     for (const std::string& name : response.names) {
       auto it = sent_.find(name);

@@ -61,6 +61,11 @@ class Negotiator {
   int64_t slow_rounds() const { return slow_rounds_; }
 
   void set_fusion_threshold(int64_t bytes);
+  // Off: no lookups and no insertions (the contents stay, identical on every rank).
+  void set_cache_enabled(bool enabled) { cache_enabled_ = enabled; }
+  // Rank 0's word for the next round's bit allreduce, and the last one every rank got.
+  void set_coordinator_word(uint64_t word) { word_to_send_ = word; }
+  uint64_t coordinator_word() const { return word_received_; }
 
  private:
   struct PendingHit {
@@ -89,6 +94,9 @@ class Negotiator {
   std::vector<Request> unsent_;             // for the coordinator, next slow round
   std::map<std::string, Request> sent_;     // with the coordinator, undecided
   bool join_in_progress_ = false;
+  bool cache_enabled_ = true;
+  uint64_t word_to_send_ = ~uint64_t{0};
+  uint64_t word_received_ = ~uint64_t{0};
   int64_t fast_path_responses_ = 0;
   int64_t slow_rounds_ = 0;
 };

@@ -3,6 +3,8 @@
 namespace horde {
 namespace {
 
+constexpr size_t kHeaderWords = 2;  // flags, coordinator word
+
 enum Flag : uint64_t { kShutdown = 1, kUncached = 2, kJoin = 4, kSlowRound = 8 };
 
 size_t Words(size_t positions) { return (positions + 63) / 64; }
@@ -29,16 +31,17 @@ std::vector<uint32_t> SetPositions(const std::vector<uint64_t>& words, size_t fi
 
 std::vector<uint64_t> EncodeRoundBits(const RoundBits& mine, size_t positions) {
   const size_t n = Words(positions);
-  std::vector<uint64_t> words(1 + 2 * n, 0);
+  std::vector<uint64_t> words(kHeaderWords + 2 * n, 0);
   uint64_t flags = 0;
   if (mine.shutdown) flags |= kShutdown;
   if (mine.uncached) flags |= kUncached;
   if (mine.join) flags |= kJoin;
   if (mine.slow_round) flags |= kSlowRound;
   words[0] = ~flags;
-  for (uint32_t p : mine.ready) SetBit(&words, 1, p);
-  for (uint32_t p : mine.invalid) SetBit(&words, 1 + n, p);
-  for (size_t w = 1 + n; w < words.size(); ++w) words[w] = ~words[w];
+  words[1] = mine.coordinator_word;
+  for (uint32_t p : mine.ready) SetBit(&words, kHeaderWords, p);
+  for (uint32_t p : mine.invalid) SetBit(&words, kHeaderWords + n, p);
+  for (size_t w = kHeaderWords + n; w < words.size(); ++w) words[w] = ~words[w];
   return words;
 }
 
@@ -50,8 +53,9 @@ RoundBits DecodeRoundBits(const std::vector<uint64_t>& anded, size_t positions) 
   all.uncached = flags & kUncached;
   all.join = flags & kJoin;
   all.slow_round = flags & kSlowRound;
-  all.ready = SetPositions(anded, 1, positions, false);
-  all.invalid = SetPositions(anded, 1 + n, positions, true);
+  all.coordinator_word = anded[1];
+  all.ready = SetPositions(anded, kHeaderWords, positions, false);
+  all.invalid = SetPositions(anded, kHeaderWords + n, positions, true);
   return all;
 }
 

@@ -17,9 +17,11 @@ struct RoundBits {
   bool slow_round = false;  // the coordinator wants a round (to inspect stalls)
   std::vector<uint32_t> ready;    // cache positions submitted (ascending after decoding)
   std::vector<uint32_t> invalid;  // cache positions to evict everywhere (ascending)
+  // Rank 0's word to every rank (the autotuner's choice); other ranks send all ones.
+  uint64_t coordinator_word = ~uint64_t{0};
 };
 
-// Layout: one word of flags, then `positions` bits of ready positions, then
+// Layout: one word of flags, the coordinator's word, `positions` bits of ready positions, then
 // `positions` bits of invalid positions, rounded up to whole words.
 std::vector<uint64_t> EncodeRoundBits(const RoundBits& mine, size_t positions);
 // Reads the AND of every rank's encoding.

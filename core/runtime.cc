@@ -11,6 +11,10 @@
 namespace horde {
 namespace {
 
+RoundPacer::Duration CycleTime(double ms) {
+  return RoundPacer::Duration(static_cast<int64_t>(ms * 1000.0));
+}
+
 NegotiationSettings NegotiationSettingsOf(const Config& config) {
   NegotiationSettings settings;
   settings.fusion_threshold_bytes = config.fusion_threshold_bytes;
@@ -36,8 +40,22 @@ Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> tr
       ops_(std::move(ops)),
       timeline_(timeline ? std::move(timeline) : std::make_shared<Timeline>()),
       negotiator_(transport_.get(), NegotiationSettingsOf(config_)),
-      pacer_(std::chrono::microseconds(static_cast<int64_t>(config_.cycle_time_ms * 1000.0))) {
+      pacer_(CycleTime(config_.cycle_time_ms)) {
+  TunableParameters configured{config_.fusion_threshold_bytes, config_.cycle_time_ms,
+                               config_.cache_capacity > 0};
+  stats_.fusion_threshold_bytes = configured.fusion_threshold_bytes;
+  stats_.cycle_time_ms = configured.cycle_time_ms;
+  stats_.cache_enabled = configured.cache_enabled;
+  if (config_.autotune) {
+    autotuner_ = std::make_unique<Autotuner>(configured, config_.autotune_sample_seconds);
+    applied_choice_ = autotuner_->choice();
+  }
   loop_ = std::thread([this] { Loop(); });
+}
+
+Status Runtime::OpenAutotuneLog() {
+  if (!autotuner_ || config_.autotune_log.empty() || topology_.rank != 0) return Status::Ok();
+  return autotuner_->OpenLog(config_.autotune_log);
 }
 
 Runtime::~Runtime() { Shutdown(); }
@@ -114,6 +132,7 @@ void Runtime::Loop() {
   while (true) {
     queue_.WaitForWork(wait);
     timeline_->MarkCycle();
+    if (autotuner_ && topology_.rank == 0) negotiator_.set_coordinator_word(autotuner_->choice());
     RequestList mine;
     mine.requests = queue_.TakeNewRequests();
     for (const auto& r : mine.requests) {
@@ -139,7 +158,9 @@ void Runtime::Loop() {
       for (const auto& name : response.names) timeline_->NegotiateEnd(name);
       timeline_->ActivityStart(response.names, "QUEUE");
     }
+    round_bytes_ = 0;
     for (const auto& response : decided.responses) Execute(response);
+    if (autotuner_) Tune();
     if (decided.shutdown) break;
     const bool progressed = !mine.requests.empty() || !decided.responses.empty();
     wait = pacer_.Next(progressed, negotiator_.has_undecided());
@@ -207,6 +228,28 @@ void Runtime::Execute(const Response& response) {
   }
 }
 
+void Runtime::Tune() {
+  const uint64_t choice = negotiator_.coordinator_word();
+  // All ones: rank 0 sent no choice (it is not autotuning), so there is nothing to apply.
+  if (choice != ~uint64_t{0} && choice != applied_choice_) {
+    applied_choice_ = choice;
+    Apply(autotuner_->Decode(choice));
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.autotune_settled = Autotuner::IsSettled(choice);
+  }
+  if (topology_.rank == 0) autotuner_->Record(round_bytes_, Autotuner::Clock::now());
+}
+
+void Runtime::Apply(const TunableParameters& parameters) {
+  negotiator_.set_fusion_threshold(parameters.fusion_threshold_bytes);
+  negotiator_.set_cache_enabled(parameters.cache_enabled);
+  pacer_.set_cycle_time(CycleTime(parameters.cycle_time_ms));
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.fusion_threshold_bytes = parameters.fusion_threshold_bytes;
+  stats_.cycle_time_ms = parameters.cycle_time_ms;
+  stats_.cache_enabled = parameters.cache_enabled;
+}
+
 void Runtime::Record(const Response& response, const std::vector<TensorEntry>& entries) {
   std::lock_guard<std::mutex> lock(stats_mu_);
   ++stats_.responses_executed;
@@ -218,6 +261,7 @@ void Runtime::Record(const Response& response, const std::vector<TensorEntry>& e
   for (const auto& entry : entries) {
     ++stats_.tensors[op];
     stats_.bytes[op] += entry.input->size_bytes();
+    round_bytes_ += entry.input->size_bytes();
   }
   if (entries.size() > 1) {
     ++stats_.fused_responses;

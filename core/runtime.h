@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/autotuner.h"
 #include "core/config.h"
 #include "core/negotiator.h"
 #include "core/op_registry.h"
@@ -55,6 +56,8 @@ class Runtime {
   // for them these succeed and do nothing, as in Horovod.
   Status StartTimeline(const std::string& path, bool mark_cycles);
   Status StopTimeline();
+  // Opens HORDE_AUTOTUNE_LOG on rank 0 when autotuning; an error names the file.
+  Status OpenAutotuneLog();
 
   const Topology& topology() const { return topology_; }
   const Config& config() const { return config_; }
@@ -69,6 +72,10 @@ class Runtime {
   // Completes this rank's join; an int32 output receives the last rank to join.
   void CompleteJoin(const Response& response);
   void Record(const Response& response, const std::vector<TensorEntry>& entries);
+  // Autotuning: rank 0 samples and chooses; every rank applies the choice that came
+  // with the round, so all switch after the same round.
+  void Tune();
+  void Apply(const TunableParameters& parameters);
 
   const Config config_;
   const Topology topology_;
@@ -84,6 +91,9 @@ class Runtime {
   std::mutex names_mu_;
   std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation
   bool joined_ = false;  // background thread only: this rank's join is in progress
+  std::unique_ptr<Autotuner> autotuner_;  // null unless HORDE_AUTOTUNE=1
+  uint64_t applied_choice_ = 0;
+  int64_t round_bytes_ = 0;  // background thread only: bytes this round reduced
   mutable std::mutex stats_mu_;
   RuntimeStats stats_;
   std::thread loop_;

@@ -26,6 +26,10 @@ py::dict StatsDict() {
   out["negotiation_rounds"] = stats.negotiation_rounds;
   out["slow_rounds"] = stats.slow_rounds;
   out["cache_hits"] = stats.cache_hits;
+  out["fusion_threshold_bytes"] = stats.fusion_threshold_bytes;
+  out["cycle_time_ms"] = stats.cycle_time_ms;
+  out["cache_enabled"] = stats.cache_enabled;
+  out["autotune_settled"] = stats.autotune_settled;
   out["responses_executed"] = stats.responses_executed;
   out["error_responses"] = stats.error_responses;
   out["fused_responses"] = stats.fused_responses;
