@@ -20,6 +20,9 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
       return Status::Internal("from rank " + std::to_string(rank) + ": " + s.message());
     }
     out->shutdown = out->shutdown || list.shutdown;
+    if (!list.failure.empty() && out->shutdown_reason.empty()) {
+      out->shutdown_reason = "rank " + std::to_string(rank) + " failed: " + list.failure;
+    }
     for (auto& request : list.requests) {
       request.rank = static_cast<int32_t>(rank);
       if (request.op == OpType::kJoin) {

@@ -43,11 +43,13 @@ Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
   }
   if (join_in_progress_) ReturnHits([](const PendingHit&) { return true; });
 
-  if (all.uncached || !all.invalid.empty() || all.slow_round || join_in_progress_) {
+  // A shutdown goes through the coordinator too, so a failed rank's reason reaches all.
+  if (all.uncached || !all.invalid.empty() || all.slow_round || all.shutdown || join_in_progress_) {
     ResponseList decided;
-    HORDE_RETURN_IF_ERROR(RunSlowPath(mine.shutdown, now, &decided));
+    HORDE_RETURN_IF_ERROR(RunSlowPath(mine, now, &decided));
     Learn(decided);
     out->shutdown = out->shutdown || decided.shutdown;
+    out->shutdown_reason = decided.shutdown_reason;
     for (auto& response : decided.responses) out->responses.push_back(std::move(response));
   }
   // Entries this round's insertions evicted no longer answer the hits waiting on them.
@@ -115,10 +117,11 @@ std::vector<Response> Negotiator::TakeFastResponses(const RoundBits& all) {
   return planner_.Plan(std::move(ready));
 }
 
-Status Negotiator::RunSlowPath(bool shutdown, SteadyTime now, ResponseList* decided) {
+Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, ResponseList* decided) {
   ++slow_rounds_;
   RequestList list;
-  list.shutdown = shutdown;
+  list.shutdown = mine.shutdown;
+  list.failure = mine.failure;
   list.requests.swap(unsent_);
   for (const Request& request : list.requests) sent_[request.name] = request;
 

@@ -79,7 +79,7 @@ class Negotiator {
   // Sends the pending hits that `leave` selects back through the slow path.
   void ReturnHits(const std::function<bool(const PendingHit&)>& leave);
   std::vector<Response> TakeFastResponses(const RoundBits& all);
-  Status RunSlowPath(bool shutdown, SteadyTime now, ResponseList* decided);
+  Status RunSlowPath(const RequestList& mine, SteadyTime now, ResponseList* decided);
   // Caches what the slow path decided and forgets the requests it answered.
   void Learn(const ResponseList& decided);
 

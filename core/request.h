@@ -40,6 +40,9 @@ struct Request {
 struct RequestList {
   std::vector<Request> requests;
   bool shutdown = false;
+  // Why this rank is shutting down when it failed (e.g. "RuntimeError: boom"); empty
+  // for a normal shutdown.
+  std::string failure;
 };
 
 }  // namespace horde

@@ -34,6 +34,8 @@ struct Response {
 struct ResponseList {
   std::vector<Response> responses;
   bool shutdown = false;
+  // With shutdown: the first failed rank's reason, e.g. "rank 1 failed: RuntimeError: boom".
+  std::string shutdown_reason;
 };
 
 }  // namespace horde

@@ -121,6 +121,14 @@ Status Runtime::StartTimeline(const std::string& path, bool mark_cycles) {
 
 Status Runtime::StopTimeline() { return timeline_->Stop(); }
 
+void Runtime::Abort(const std::string& failure) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    if (failure_.empty()) failure_ = failure.empty() ? "unknown error" : failure;
+  }
+  Shutdown();
+}
+
 RuntimeStats Runtime::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
   return stats_;
@@ -140,6 +148,10 @@ void Runtime::Loop() {
       timeline_->NegotiateStart(r.name, r.op);
     }
     mine.shutdown = shutdown_requested_.load();
+    if (mine.shutdown) {
+      std::lock_guard<std::mutex> lock(failure_mu_);
+      mine.failure = failure_;
+    }
     ResponseList decided;
     Status s = negotiator_.RunRound(mine, &decided);
     if (!s.ok()) {
@@ -161,7 +173,10 @@ void Runtime::Loop() {
     round_bytes_ = 0;
     for (const auto& response : decided.responses) Execute(response);
     if (autotuner_) Tune();
-    if (decided.shutdown) break;
+    if (decided.shutdown) {
+      if (!decided.shutdown_reason.empty()) exit_status = Status::Aborted(decided.shutdown_reason);
+      break;
+    }
     const bool progressed = !mine.requests.empty() || !decided.responses.empty();
     wait = pacer_.Next(progressed, negotiator_.has_undecided());
   }

@@ -47,6 +47,9 @@ class Runtime {
   // Asks every rank to leave the loop and waits until this one has. Operations still
   // pending complete with an Aborted status. Safe to call more than once.
   void Shutdown();
+  // Shutdown because this rank failed: every rank's pending and later operations fail
+  // with "rank <r> failed: <failure>" (the first failed rank's, if several).
+  void Abort(const std::string& failure);
 
   // True once the background loop has exited: this rank or another shut down, or the
   // transport failed. Operations submitted afterwards fail at once.
@@ -87,6 +90,8 @@ class Runtime {
   TensorQueue queue_;
 
   std::atomic<bool> shutdown_requested_{false};
+  std::mutex failure_mu_;
+  std::string failure_;  // set by Abort
   std::atomic<bool> stopped_{false};
   std::mutex names_mu_;
   std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation

@@ -176,6 +176,7 @@ std::string EncodeRequestList(const RequestList& list) {
   ByteWriter w;
   w.Put<uint8_t>(kRequestListMagic);
   w.Put<uint8_t>(list.shutdown ? 1 : 0);
+  w.PutString(list.failure);
   w.Put<uint32_t>(static_cast<uint32_t>(list.requests.size()));
   for (const auto& r : list.requests) EncodeRequest(r, &w);
   return w.Take();
@@ -186,7 +187,7 @@ Status DecodeRequestList(const std::string& bytes, RequestList* list) {
   *list = RequestList();
   uint32_t n = 0;
   if (r.ExpectMagic(kRequestListMagic) && r.GetBool(&list->shutdown) &&
-      r.GetCount(&n, kMinRequestBytes)) {
+      r.GetString(&list->failure) && r.GetCount(&n, kMinRequestBytes)) {
     list->requests.resize(n);
     for (auto& q : list->requests) {
       if (!DecodeRequest(&r, &q)) break;
@@ -199,6 +200,7 @@ std::string EncodeResponseList(const ResponseList& list) {
   ByteWriter w;
   w.Put<uint8_t>(kResponseListMagic);
   w.Put<uint8_t>(list.shutdown ? 1 : 0);
+  w.PutString(list.shutdown_reason);
   w.Put<uint32_t>(static_cast<uint32_t>(list.responses.size()));
   for (const auto& p : list.responses) EncodeResponse(p, &w);
   return w.Take();
@@ -209,7 +211,7 @@ Status DecodeResponseList(const std::string& bytes, ResponseList* list) {
   *list = ResponseList();
   uint32_t n = 0;
   if (r.ExpectMagic(kResponseListMagic) && r.GetBool(&list->shutdown) &&
-      r.GetCount(&n, kMinResponseBytes)) {
+      r.GetString(&list->shutdown_reason) && r.GetCount(&n, kMinResponseBytes)) {
     list->responses.resize(n);
     for (auto& p : list->responses) {
       if (!DecodeResponse(&r, &p)) break;

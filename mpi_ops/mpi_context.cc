@@ -1,5 +1,6 @@
 #include "mpi_ops/mpi_context.h"
 
+#include <atomic>
 #include <cstdlib>
 
 #include "core/api.h"
@@ -8,16 +9,21 @@ namespace horde {
 namespace mpi {
 namespace {
 
+std::atomic<bool> g_process_failed{false};
+
 // Runs at process exit when horde initialized MPI: the runtime must stop making MPI
-// calls before MPI goes away.
+// calls before MPI goes away. A failed process skips MPI_Finalize, which would wait for
+// every other rank to finalize too; exiting without it makes mpirun end the job now.
 void FinalizeAtExit() {
   ShutdownRuntime();
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (!finalized && !g_process_failed.load()) MPI_Finalize();
 }
 
 }  // namespace
+
+void MarkProcessFailed() { g_process_failed = true; }
 
 Status CheckMpi(int code, const char* call) {
   if (code == MPI_SUCCESS) return Status::Ok();

@@ -44,5 +44,9 @@ class MpiContext {
 // code may use MPI too) and reports whether MPI_THREAD_MULTIPLE is available.
 Status EnsureMpiInitialized(bool* threads_multiple);
 
+// This process is exiting because it failed: at exit it skips MPI_Finalize (which waits
+// for every rank), so mpirun ends the whole job as soon as this process is gone.
+void MarkProcessFailed();
+
 }  // namespace mpi
 }  // namespace horde

@@ -76,6 +76,7 @@ PYBIND11_MODULE(_ops, m) {
 
   m.def("init", &torch_ops::Init, py::call_guard<py::gil_scoped_release>());
   m.def("shutdown", &torch_ops::Shutdown, py::call_guard<py::gil_scoped_release>());
+  m.def("abort", &torch_ops::Abort, py::arg("failure"), py::call_guard<py::gil_scoped_release>());
   m.def("is_initialized", &torch_ops::IsInitialized);
   m.def("topology", &TopologyDict);
   m.def("runtime_stats", &StatsDict);

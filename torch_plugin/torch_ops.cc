@@ -3,6 +3,7 @@
 #include "core/api.h"
 #include "core/request_validator.h"
 #include "mpi_ops/make_runtime.h"
+#include "mpi_ops/mpi_context.h"
 #include "torch_plugin/handle_table.h"
 #include "torch_plugin/torch_tensor.h"
 
@@ -152,6 +153,11 @@ void CheckReceivedSplits(const at::Tensor& received_splits, int world_size) {
 void Init() { ThrowIfError(InitRuntime(mpi::MakeRuntime)); }
 
 void Shutdown() { ShutdownRuntime(); }
+
+void Abort(const std::string& failure) {
+  mpi::MarkProcessFailed();
+  if (auto runtime = CurrentRuntime()) runtime->Abort(failure);
+}
 
 bool IsInitialized() {
   auto runtime = CurrentRuntime();

@@ -16,6 +16,10 @@ namespace torch_ops {
 
 void Init();
 void Shutdown();
+// This rank failed (e.g. an uncaught exception): every rank's pending and later
+// operations fail with "rank <r> failed: <failure>", and the job ends when this
+// process exits (see mpi::MarkProcessFailed).
+void Abort(const std::string& failure);
 bool IsInitialized();
 // This process's place in the job; throws if horde is not initialized.
 Topology CurrentTopology();

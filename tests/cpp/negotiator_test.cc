@@ -172,6 +172,22 @@ TEST_P(NegotiatorTest, ShutdownFromAnyOneRankReachesEveryRank) {
   EXPECT_FALSE(ranks.Round(Nobody(size())).shutdown);
 }
 
+TEST_P(NegotiatorTest, AFailedRanksReasonReachesEveryRankWithItsRank) {
+  SimulatedRanks ranks(size());
+  ranks.Round(Everyone(size(), {Allreduce("cached")}));
+  auto mine = PerRank(size(), [](int rank) {
+    return rank == 0 ? std::vector<Request>{Allreduce("cached")} : std::vector<Request>{};
+  });
+  for (int rank : {1, size() - 1}) {
+    mine[rank].shutdown = true;
+    mine[rank].failure = "RuntimeError: boom from " + std::to_string(rank);
+  }
+  ResponseList decided = ranks.Round(mine);
+  EXPECT_TRUE(decided.shutdown);
+  EXPECT_EQ(decided.shutdown_reason, "rank 1 failed: RuntimeError: boom from 1")
+      << "the lowest failed rank's reason";
+}
+
 TEST_P(NegotiatorTest, ResponsesComeInTheOrderNamesWereFirstRequested) {
   for (int64_t threshold : {int64_t{0}, kDefaultThreshold}) {
     SCOPED_TRACE("fusion threshold " + std::to_string(threshold));

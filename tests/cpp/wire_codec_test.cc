@@ -28,6 +28,7 @@ RequestList EveryKindOfRequest() {
                                           std::string("nul\0inside", 10)};
   RequestList list;
   list.shutdown = true;
+  list.failure = "RuntimeError: boom ✗";
   int i = 0;
   for (int op = 0; op < kNumOpTypes; ++op) {
     for (int dtype = 0; dtype < kNumDataTypes; ++dtype) {
@@ -53,6 +54,7 @@ RequestList EveryKindOfRequest() {
 ResponseList EveryKindOfResponse() {
   ResponseList list;
   list.shutdown = true;
+  list.shutdown_reason = "rank 1 failed: RuntimeError: boom ✗";
   int i = 0;
   for (int op = 0; op < kNumOpTypes; ++op) {
     for (int dtype = 0; dtype < kNumDataTypes; ++dtype) {
@@ -86,6 +88,7 @@ TEST(WireCodec, RequestListRoundTripsEveryField) {
   Status s = DecodeRequestList(EncodeRequestList(original), &decoded);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(decoded.shutdown);
+  EXPECT_EQ(decoded.failure, original.failure);
   ASSERT_EQ(decoded.requests.size(), original.requests.size());
   for (size_t i = 0; i < original.requests.size(); ++i) {
     EXPECT_EQ(Fields(decoded.requests[i]), Fields(original.requests[i])) << "request " << i;
@@ -98,6 +101,7 @@ TEST(WireCodec, ResponseListRoundTripsEveryField) {
   Status s = DecodeResponseList(EncodeResponseList(original), &decoded);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(decoded.shutdown);
+  EXPECT_EQ(decoded.shutdown_reason, original.shutdown_reason);
   ASSERT_EQ(decoded.responses.size(), original.responses.size());
   for (size_t i = 0; i < original.responses.size(); ++i) {
     EXPECT_EQ(Fields(decoded.responses[i]), Fields(original.responses[i])) << "response " << i;
@@ -154,9 +158,11 @@ TEST(WireCodec, BadMagicIsRejected) {
 }
 
 // Byte layout of a list holding one request named `name` with a 1-d shape.
-constexpr size_t kCountAt = 2;
-constexpr size_t kNameLengthAt = 10;
-size_t OpAt(const std::string& name) { return 14 + name.size(); }
+// A list starts with its magic byte, the shutdown flag and the (empty) failure text's
+// 4-byte length.
+constexpr size_t kCountAt = 6;
+constexpr size_t kNameLengthAt = 14;
+size_t OpAt(const std::string& name) { return 18 + name.size(); }
 size_t ShapeCountAt(const std::string& name) { return OpAt(name) + 2; }
 size_t ReduceOpAt(const std::string& name) { return ShapeCountAt(name) + 4 + 8; }
 
@@ -200,8 +206,8 @@ TEST(WireCodec, OutOfRangeEnumAndBoolBytesAreRejected) {
   }
   // The response kind has two values.
   Response r;
-  std::string bytes = EncodeResponseList(ResponseList{{r}, false});
-  bytes[6] = 2;  // after magic, shutdown flag and count
+  std::string bytes = EncodeResponseList(ResponseList{{r}, false, ""});
+  bytes[10] = 2;  // after magic, shutdown flag, failure text length and count
   ResponseList out;
   EXPECT_NE(DecodeResponseList(bytes, &out).message().find("enum value 2 out of range"),
             std::string::npos);
@@ -242,16 +248,16 @@ TEST(WireCodec, HugeLengthPrefixesAreRejectedWithoutAllocating) {
   Response named;
   named.names = {"n"};
   Response bare;
-  const std::string with_name = EncodeResponseList(ResponseList{{named}, false});
-  const std::string without_name = EncodeResponseList(ResponseList{{bare}, false});
-  constexpr size_t kFirstDimsAt = 12 + 4 + 1 + 1 + 8 + 8 + 4 + 4;
+  const std::string with_name = EncodeResponseList(ResponseList{{named}, false, ""});
+  const std::string without_name = EncodeResponseList(ResponseList{{bare}, false, ""});
+  constexpr size_t kFirstDimsAt = 16 + 4 + 1 + 1 + 8 + 8 + 4 + 4;
   struct Case {
     const std::string* valid;
     size_t offset;
     uint32_t old;
   };
-  for (Case c : {Case{&with_name, kCountAt, 1}, Case{&with_name, 8, 1}, Case{&with_name, 12, 1},
-                 Case{&without_name, 12, 0}, Case{&without_name, kFirstDimsAt, 0}}) {
+  for (Case c : {Case{&with_name, kCountAt, 1}, Case{&with_name, 12, 1}, Case{&with_name, 16, 1},
+                 Case{&without_name, 16, 0}, Case{&without_name, kFirstDimsAt, 0}}) {
     std::string bytes = *c.valid;
     PatchU32(&bytes, c.offset, c.old, kHuge);
     Status s;

@@ -3,6 +3,7 @@ where this process sits in the job. A framework binding wraps its compiled exten
 in HordeBasics and re-exports the methods."""
 
 import atexit
+import sys
 
 
 class HordeBasics:
@@ -22,7 +23,25 @@ class HordeBasics:
         self._ops.init()
         if not self._atexit_registered:
             atexit.register(self.shutdown)
+            self._install_failure_hook()
             self._atexit_registered = True
+
+    def _install_failure_hook(self):
+        """An uncaught exception on this rank ends every rank's horde operations with
+        "rank R failed: <type>: <message>" instead of leaving them to hang or fail with a
+        bare "shut down"; the traceback is printed first, as usual."""
+        previous = sys.excepthook
+        ops = self._ops
+
+        def report_failure(exc_type, exc, tb):
+            previous(exc_type, exc, tb)
+            text = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
+            try:
+                ops.abort(text)
+            except Exception:  # noqa: BLE001 - the process is exiting with the real error
+                pass
+
+        sys.excepthook = report_failure
 
     def shutdown(self):
         """Stops horde on this rank; operations still pending fail with HordeInternalError."""
