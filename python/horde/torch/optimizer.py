@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import torch
 
 from horde.torch.compression import Compression
+from horde.torch.gradient_buckets import GradientBuckets
 from horde.torch.mpi_ops import (
     Average, Max, allreduce, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async,
     synchronize,
@@ -60,7 +61,8 @@ def _split_groups(params, groups, num_groups):
 
 class _DistributedOptimizer(torch.optim.Optimizer):
     def __init__(self, params, named_parameters, compression, backward_passes_per_step, op,
-                 gradient_predivide_factor, groups, num_groups, sparse_as_dense):
+                 gradient_predivide_factor, groups, num_groups, sparse_as_dense,
+                 gradient_as_bucket_view, bucket_cap_mb):
         super(self.__class__, self).__init__(params)
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
@@ -87,6 +89,16 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._should_synchronize = True
         self._synchronized = False
         self._grad_accumulators = []
+        self._buckets = None
+        self._bucket_handles = []
+        if gradient_as_bucket_view:
+            if compression is not Compression.none or self._groups:
+                raise ValueError("gradient_as_bucket_view reduces gradients in place in their "
+                                 "buckets: it cannot be combined with compression or groups")
+            if bucket_cap_mb <= 0:
+                raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb}")
+            self._buckets = GradientBuckets(trainable, self._parameter_names,
+                                            int(bucket_cap_mb * (1 << 20)))
         self._register_hooks(trainable)
 
     def _register_hooks(self, params):
@@ -112,7 +124,15 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._start(p)
 
     def _start(self, p):
-        """Starts reducing p's gradient, alone or as the last ready member of its group."""
+        """Starts reducing p's gradient, alone or as the last ready member of its group
+        or bucket."""
+        if self._buckets is not None:
+            bucket = self._buckets.mark_ready(p)
+            if bucket is not None:
+                self._bucket_handles.append(allreduce_async_(
+                    bucket.buffer, name=bucket.name, op=self._op,
+                    prescale_factor=self._prescale, postscale_factor=self._postscale))
+            return
         group = self._group_of.get(p)
         if p.grad is None:
             # Unused in this step on this rank: reduce zeros so no rank waits for it.
@@ -177,6 +197,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def synchronize(self):
         """Waits for every gradient's allreduce and writes the results into .grad. Starts
         the reduction of gradients that never appeared (zeros), so no rank waits."""
+        if self._buckets is not None:
+            return self._synchronize_buckets()
         if len(self._layout) < len(self._trainable):
             self._agree_on_layouts()
         waiting_in_groups = {p for ready in self._ready_in_group.values() for p in ready}
@@ -204,6 +226,18 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._ready_in_group.clear()
         self._synchronized = True
 
+    def _synchronize_buckets(self):
+        # Buckets are reduced in place: their views already are the gradients.
+        for p in self._buckets.waiting():
+            self._start(p)
+        for handle in self._bucket_handles:
+            synchronize(handle)
+        self._bucket_handles.clear()
+        self._buckets.new_step()
+        for p in self._trainable:
+            self._delay[p] = self._backward_passes_per_step
+        self._synchronized = True
+
     @contextmanager
     def skip_synchronize(self):
         """Inside this context, step() does not synchronize: for code that called
@@ -224,17 +258,22 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         return super(self.__class__, self).step(closure)
 
     def zero_grad(self, *args, **kwargs):
-        if self._pending:
+        if self._pending or self._bucket_handles:
             raise AssertionError(
                 "optimizer.zero_grad() was called after loss.backward() but before "
                 "optimizer.step() or optimizer.synchronize(); the pending allreduces would "
                 "race with the zeroing")
+        if self._buckets is not None:
+            # Gradients stay views into their buckets (set_to_none would detach them).
+            self._buckets.zero_()
+            return None
         return super(self.__class__, self).zero_grad(*args, **kwargs)
 
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
                          backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
-                         num_groups=0, groups=None, sparse_as_dense=False):
+                         num_groups=0, groups=None, sparse_as_dense=False,
+                         gradient_as_bucket_view=False, bucket_cap_mb=25):
     """Wraps ``optimizer`` so that its gradients are averaged (or reduced with ``op``)
     across ranks before every step. The result is an instance of the optimizer's own
     class, as in horovod.torch.
@@ -248,8 +287,13 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         of parameters), each negotiated and fused as a unit.
     sparse_as_dense: reduce sparse gradients as dense tensors instead of allgathering
         their indices and values.
+    gradient_as_bucket_view: lay the gradients out as views into flat buckets of up to
+        bucket_cap_mb MiB (as DistributedDataParallel does) and reduce each bucket in place
+        with one allreduce: no copies into a fusion buffer and back. zero_grad() then zeros
+        the buckets instead of setting gradients to None. Not with compression or groups.
     """
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,
-               op, gradient_predivide_factor, groups, num_groups, sparse_as_dense)
+               op, gradient_predivide_factor, groups, num_groups, sparse_as_dense,
+               gradient_as_bucket_view, bucket_cap_mb)
