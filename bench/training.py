@@ -5,7 +5,7 @@ model, batch and SGD step:
   two names so that their difference shows the noise;
 - plain, horde idle: the same with horde initialized but given no work (the plain tax),
   with the default 1 ms cycle and with a 10 ms one;
-- horde: hvd.DistributedOptimizer;
+- horde: hvd.DistributedOptimizer, and the same with gradient_as_bucket_view=True;
 - ddp: torch's DistributedDataParallel over gloo.
 
 Communication overhead = 1 - t_plain / t_distributed, from medians of interleaved
@@ -45,6 +45,10 @@ def contenders(args):
     horde_model = make()
     horde_optimizer = hvd.DistributedOptimizer(
         sgd(horde_model), named_parameters=horde_model.named_parameters())
+    bucket_model = make()
+    bucket_optimizer = hvd.DistributedOptimizer(
+        sgd(bucket_model), named_parameters=bucket_model.named_parameters(),
+        gradient_as_bucket_view=True)
     ddp_model = DistributedDataParallel(make())
     horde_step = stepper(horde_model, horde_optimizer, images, labels, args.steps)
     return [
@@ -56,6 +60,8 @@ def contenders(args):
         Contender("plain_horde_idle_10ms", plain_step, needs_horde=True,
                   horde_env={"HORDE_CYCLE_TIME": "10"}),
         Contender("horde", horde_step, needs_horde=True),
+        Contender("horde_bucket_view", stepper(bucket_model, bucket_optimizer, images, labels,
+                                               args.steps), needs_horde=True),
         Contender("ddp", stepper(ddp_model, sgd(ddp_model), images, labels, args.steps)),
     ], horde_step
 
