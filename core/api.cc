@@ -3,24 +3,38 @@
 #include <mutex>
 
 #include "core/logging.h"
+#include "core/process_set_registry.h"
 
 namespace horde {
 namespace {
 
-std::mutex g_mu;
-std::shared_ptr<Runtime> g_runtime;
+// `registry_mu` guards the registry and is held only briefly, so collectives can look
+// sets up while another thread waits inside a collective set change; `change_mu`
+// serializes init, shutdown and set changes, which call every rank together.
+struct Sets {
+  std::mutex change_mu;
+  std::mutex registry_mu;
+  ProcessSetRegistry registry;
+};
 
-}  // namespace
+Sets& TheSets() {
+  static Sets* sets = new Sets();  // never destroyed: used at exit by FinalizeAtExit
+  return *sets;
+}
 
-Status InitRuntime(const RuntimeFactory& factory) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (g_runtime && !g_runtime->stopped()) return Status::Ok();
-  // A runtime whose loop ended because another rank shut down is replaced, so every
-  // rank can init() again together.
-  if (g_runtime) {
-    g_runtime->Shutdown();
-    g_runtime.reset();
+void ShutdownEntries(std::vector<ProcessSetRegistry::Entry> entries) {
+  // Clear() lists the global set first; it goes last, after the sets that use its ranks.
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->runtime) it->runtime->Shutdown();
   }
+}
+
+std::vector<ProcessSetRegistry::Entry> TakeAll(Sets& sets) {
+  std::lock_guard<std::mutex> lock(sets.registry_mu);
+  return sets.registry.Clear();
+}
+
+Status StartGlobal(const RuntimeFactory& factory, std::shared_ptr<Runtime>* out) {
   Config config;
   HORDE_RETURN_IF_ERROR(Config::FromEnv(ProcessEnv(), &config));
   SetLogLevel(config.log_level);
@@ -39,22 +53,148 @@ Status InitRuntime(const RuntimeFactory& factory) {
       return Status::InvalidArgument("HORDE_TIMELINE: " + started.message());
     }
   }
-  g_runtime = std::move(runtime);
+  *out = std::move(runtime);
+  return Status::Ok();
+}
+
+// Validates, builds and registers one set; the caller holds change_mu and has checked
+// that sets may be added now.
+Status AddLocked(Sets& sets, std::vector<int> ranks, const ProcessSetFactory& set_factory,
+                 int32_t* id) {
+  Config config;
+  {
+    std::lock_guard<std::mutex> lock(sets.registry_mu);
+    const ProcessSetRegistry::Entry* global = nullptr;
+    HORDE_RETURN_IF_ERROR(sets.registry.Find(0, &global));
+    config = global->runtime->config();
+    HORDE_RETURN_IF_ERROR(ValidateProcessSetRanks(global->runtime->topology().size, &ranks));
+    const int32_t existing = sets.registry.IdOf(ranks);
+    if (existing >= 0) {
+      return Status::InvalidArgument("process set " + RanksString(ranks) + " already exists (id " +
+                                     std::to_string(existing) + ")");
+    }
+  }
+  // Only the global set records a timeline and autotunes: one file, one tuner per rank.
+  config.autotune = false;
+  std::unique_ptr<Runtime> runtime;
+  HORDE_RETURN_IF_ERROR(set_factory(config, ranks, &runtime));
+  std::lock_guard<std::mutex> lock(sets.registry_mu);
+  *id = sets.registry.Add(std::move(ranks), std::move(runtime));
+  return Status::Ok();
+}
+
+bool RunningLocked(Sets& sets) {
+  std::lock_guard<std::mutex> lock(sets.registry_mu);
+  const ProcessSetRegistry::Entry* global = nullptr;
+  return sets.registry.Find(0, &global).ok() && !global->runtime->stopped();
+}
+
+Status NotInitialized() {
+  return Status::InvalidArgument("horde has not been initialized; call init() first (hvd.init() in Python)");
+}
+
+}  // namespace
+
+Status InitRuntime(const RuntimeFactory& factory, const std::vector<std::vector<int>>& process_sets,
+                   const ProcessSetFactory& set_factory, std::vector<int32_t>* ids) {
+  Sets& sets = TheSets();
+  std::lock_guard<std::mutex> change(sets.change_mu);
+  if (RunningLocked(sets)) {
+    if (process_sets.empty()) return Status::Ok();
+    return Status::InvalidArgument(
+        "horde is already initialized: init(process_sets=...) cannot add sets now; call "
+        "shutdown() first, or add them with add_process_set()");
+  }
+  // A runtime whose loop ended because another rank shut down is replaced, so every
+  // rank can init() again together.
+  ShutdownEntries(TakeAll(sets));
+  std::shared_ptr<Runtime> global;
+  HORDE_RETURN_IF_ERROR(StartGlobal(factory, &global));
+  {
+    std::lock_guard<std::mutex> lock(sets.registry_mu);
+    sets.registry.SetGlobal(global->topology().size, global);
+  }
+  for (const auto& ranks : process_sets) {
+    int32_t id = -1;
+    Status added = AddLocked(sets, ranks, set_factory, &id);
+    if (!added.ok()) {
+      ShutdownEntries(TakeAll(sets));
+      return Status::InvalidArgument("init(process_sets=...): " + added.message());
+    }
+    if (ids) ids->push_back(id);
+  }
   return Status::Ok();
 }
 
 void ShutdownRuntime() {
-  std::shared_ptr<Runtime> runtime;
+  Sets& sets = TheSets();
+  std::lock_guard<std::mutex> change(sets.change_mu);
+  ShutdownEntries(TakeAll(sets));
+}
+
+void AbortRuntimes(const std::string& failure) {
+  Sets& sets = TheSets();
+  std::vector<std::shared_ptr<Runtime>> runtimes;
   {
-    std::lock_guard<std::mutex> lock(g_mu);
-    runtime.swap(g_runtime);
+    std::lock_guard<std::mutex> lock(sets.registry_mu);
+    runtimes = sets.registry.runtimes();
   }
-  if (runtime) runtime->Shutdown();
+  for (auto& runtime : runtimes) runtime->Abort(failure);
 }
 
 std::shared_ptr<Runtime> CurrentRuntime() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_runtime;
+  Sets& sets = TheSets();
+  std::lock_guard<std::mutex> lock(sets.registry_mu);
+  const ProcessSetRegistry::Entry* global = nullptr;
+  return sets.registry.Find(0, &global).ok() ? global->runtime : nullptr;
+}
+
+Status AddProcessSet(std::vector<int> ranks, const ProcessSetFactory& set_factory, int32_t* id) {
+  Sets& sets = TheSets();
+  std::lock_guard<std::mutex> change(sets.change_mu);
+  if (!RunningLocked(sets)) return NotInitialized();
+  if (!CurrentRuntime()->config().dynamic_process_sets) {
+    return Status::InvalidArgument(
+        "add_process_set after init() needs HORDE_DYNAMIC_PROCESS_SETS=1 (or "
+        "HOROVOD_DYNAMIC_PROCESS_SETS=1) on every rank; or pass the set to init(process_sets=...)");
+  }
+  return AddLocked(sets, std::move(ranks), set_factory, id);
+}
+
+Status RemoveProcessSet(int32_t id) {
+  Sets& sets = TheSets();
+  std::lock_guard<std::mutex> change(sets.change_mu);
+  if (!RunningLocked(sets)) return NotInitialized();
+  if (!CurrentRuntime()->config().dynamic_process_sets) {
+    return Status::InvalidArgument(
+        "remove_process_set needs HORDE_DYNAMIC_PROCESS_SETS=1 (or "
+        "HOROVOD_DYNAMIC_PROCESS_SETS=1) on every rank");
+  }
+  ProcessSetRegistry::Entry removed;
+  {
+    std::lock_guard<std::mutex> lock(sets.registry_mu);
+    HORDE_RETURN_IF_ERROR(sets.registry.Remove(id, &removed));
+  }
+  if (removed.runtime) removed.runtime->Shutdown();
+  return Status::Ok();
+}
+
+Status FindProcessSet(int32_t id, std::shared_ptr<Runtime>* runtime, std::vector<int>* ranks) {
+  Sets& sets = TheSets();
+  std::lock_guard<std::mutex> lock(sets.registry_mu);
+  const ProcessSetRegistry::Entry* global = nullptr;
+  if (!sets.registry.Find(0, &global).ok()) return NotInitialized();
+  const ProcessSetRegistry::Entry* entry = nullptr;
+  HORDE_RETURN_IF_ERROR(sets.registry.Find(id, &entry));
+  if (!entry->runtime) {
+    return Status::InvalidArgument("rank " + std::to_string(global->runtime->topology().rank) +
+                                   " is not in process set " + std::to_string(id) + " (ranks " +
+                                   RanksString(entry->ranks) +
+                                   "); only its members may call its collectives");
+  }
+  *runtime = entry->runtime;
+  *ranks = entry->ranks;
+  return Status::Ok();
 }
 
 }  // namespace horde

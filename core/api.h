@@ -1,22 +1,46 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/runtime.h"
 
 namespace horde {
 
-// The process's one Runtime, held here at the API boundary and nowhere else.
+// The process's runtimes, one per process set (core/process_set_registry.h), held here
+// at the API boundary and nowhere else. Id 0 is the global set, over every rank.
 using RuntimeFactory = std::function<Status(const Config&, std::unique_ptr<Runtime>*)>;
+// Builds the runtime of the process set of these (sorted) ranks. Collective over every
+// rank of the job; leaves *runtime null on the ranks outside the set.
+using ProcessSetFactory =
+    std::function<Status(const Config&, const std::vector<int>& ranks, std::unique_ptr<Runtime>*)>;
 
-// Reads the config from the environment and builds the runtime with `factory`.
-// A second call while running does nothing; after a shutdown (of this rank or any
-// other) it starts a new runtime.
-Status InitRuntime(const RuntimeFactory& factory);
+// Reads the config from the environment and builds the global runtime with `factory`,
+// then one runtime per set of `process_sets` with `set_factory`, whose ids (in order)
+// go to `ids`. A second call while running does nothing (and refuses process sets);
+// after a shutdown (of this rank or any other) it starts anew.
+Status InitRuntime(const RuntimeFactory& factory,
+                   const std::vector<std::vector<int>>& process_sets = {},
+                   const ProcessSetFactory& set_factory = nullptr,
+                   std::vector<int32_t>* ids = nullptr);
+// Shuts every set's runtime down, the global one last.
 void ShutdownRuntime();
-// The running runtime, or nullptr before init() and after shutdown().
+// Every runtime of this rank fails its pending and later operations with `failure`.
+void AbortRuntimes(const std::string& failure);
+// The global runtime, or nullptr before init() and after shutdown().
 std::shared_ptr<Runtime> CurrentRuntime();
+
+// Adds a process set after init (collective: every rank calls it, in the same order);
+// needs HORDE_DYNAMIC_PROCESS_SETS=1.
+Status AddProcessSet(std::vector<int> ranks, const ProcessSetFactory& set_factory, int32_t* id);
+// Shuts the set's runtime down and forgets the set (collective, like AddProcessSet).
+Status RemoveProcessSet(int32_t id);
+// The runtime of set `id` and its ranks; an error for an unknown set, or when this rank
+// is not in it.
+Status FindProcessSet(int32_t id, std::shared_ptr<Runtime>* runtime, std::vector<int>* ranks);
 
 }  // namespace horde

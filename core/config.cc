@@ -113,6 +113,7 @@ Status Config::FromEnv(const EnvLookup& env, Config* config) {
   bool stall_check_disabled = false;
   HORDE_RETURN_IF_ERROR(ParseSwitch(env, "STALL_CHECK_DISABLE", &stall_check_disabled));
   c.stall.enabled = !stall_check_disabled;
+  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "DYNAMIC_PROCESS_SETS", &c.dynamic_process_sets));
   *config = c;
   return Status::Ok();
 }

@@ -41,6 +41,9 @@ struct Config {
   double autotune_sample_seconds = 2;  // HORDE_AUTOTUNE_SAMPLE_SECONDS
   LogLevel log_level = LogLevel::kWarning;
   StallSettings stall;
+  // HORDE_DYNAMIC_PROCESS_SETS: process sets may be added and removed after init(), as
+  // Horovod's HOROVOD_DYNAMIC_PROCESS_SETS allows.
+  bool dynamic_process_sets = false;
 
   static Status FromEnv(const EnvLookup& env, Config* config);
 };

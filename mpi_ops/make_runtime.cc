@@ -11,9 +11,9 @@
 namespace horde {
 namespace mpi {
 
-Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime) {
-  std::shared_ptr<MpiContext> context;
-  HORDE_RETURN_IF_ERROR(MpiContext::Create(&context));
+namespace {
+
+std::unique_ptr<Runtime> RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& context) {
   auto types = std::make_shared<MpiDatatypes>();
   auto ops = std::make_unique<OpRegistry>();
   auto timeline = std::make_shared<Timeline>();
@@ -23,8 +23,25 @@ Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime) {
   ops->Register(OpType::kAlltoall, std::make_unique<MpiAlltoall>(context));
   ops->Register(OpType::kReducescatter, std::make_unique<MpiReducescatter>(context, types));
   ops->Register(OpType::kBarrier, std::make_unique<MpiBarrier>(context));
-  *runtime = std::make_unique<Runtime>(config, context->topology(),
-                                       std::make_unique<MpiTransport>(context), std::move(ops), timeline);
+  return std::make_unique<Runtime>(config, context->topology(), std::make_unique<MpiTransport>(context),
+                                   std::move(ops), timeline);
+}
+
+}  // namespace
+
+Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime) {
+  std::shared_ptr<MpiContext> context;
+  HORDE_RETURN_IF_ERROR(MpiContext::Create(&context));
+  *runtime = RuntimeOver(config, context);
+  return Status::Ok();
+}
+
+Status MakeProcessSetRuntime(const Config& config, const std::vector<int>& ranks,
+                             std::unique_ptr<Runtime>* runtime) {
+  std::shared_ptr<MpiContext> context;
+  HORDE_RETURN_IF_ERROR(MpiContext::CreateForRanks(ranks, &context));
+  runtime->reset();
+  if (context) *runtime = RuntimeOver(config, context);
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/config.h"
 #include "core/runtime.h"
@@ -11,6 +12,10 @@ namespace mpi {
 // Builds a runtime over MPI: the communicators, the negotiation transport and the MPI
 // collectives for host tensors.
 Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime);
+// The same over the process set of these (sorted) world ranks (see core/api.h's
+// ProcessSetFactory); null on the ranks outside it. Needs MPI_THREAD_MULTIPLE.
+Status MakeProcessSetRuntime(const Config& config, const std::vector<int>& ranks,
+                             std::unique_ptr<Runtime>* runtime);
 
 // Whether the MPI library provides MPI_THREAD_MULTIPLE (initializing MPI if needed).
 bool MpiThreadsSupported();

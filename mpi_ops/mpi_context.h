@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "core/topology.h"
@@ -14,13 +15,17 @@ namespace mpi {
 // Turns an MPI return code into a Status naming the call that failed.
 Status CheckMpi(int code, const char* call);
 
-// The communicators one runtime uses: a private duplicate of the world (so horde's
-// traffic never matches the user's own MPI messages), the ranks on this node, and the
-// ranks with the same local rank across nodes. MPI itself is initialized once per
-// process and finalized at exit, so init() after shutdown() works.
+// The communicators one runtime uses: its own communicator (a private duplicate of the
+// world, or of a process set's ranks, so horde's traffic never matches the user's own MPI
+// messages nor another set's), the ranks of it on this node, and the ranks with the same
+// local rank across nodes. MPI itself is initialized once per process and finalized at
+// exit, so init() after shutdown() works.
 class MpiContext {
  public:
   static Status Create(std::shared_ptr<MpiContext>* out);
+  // The context of the process set of these (sorted) world ranks, whose rank and size
+  // are within the set. Collective over the world; leaves *out null outside the set.
+  static Status CreateForRanks(const std::vector<int>& ranks, std::shared_ptr<MpiContext>* out);
   ~MpiContext();
   MpiContext(const MpiContext&) = delete;
   MpiContext& operator=(const MpiContext&) = delete;
@@ -31,6 +36,9 @@ class MpiContext {
 
  private:
   MpiContext() = default;
+  // A context owning `comm`, this rank's communicator.
+  static Status Adopt(MPI_Comm comm, bool threads_multiple, std::shared_ptr<MpiContext>* out);
+  // Builds the node-local and cross-node communicators and the topology.
   Status Init();
 
   MPI_Comm world_ = MPI_COMM_NULL;

@@ -74,8 +74,12 @@ PYBIND11_MODULE(_ops, m) {
       .value("Max", ReduceOp::kMax)
       .value("Product", ReduceOp::kProduct);
 
-  m.def("init", &torch_ops::Init, py::call_guard<py::gil_scoped_release>());
+  m.def("init", &torch_ops::Init, py::arg("process_sets"), py::call_guard<py::gil_scoped_release>());
   m.def("shutdown", &torch_ops::Shutdown, py::call_guard<py::gil_scoped_release>());
+  m.def("add_process_set", &torch_ops::AddProcessSet, py::arg("ranks"),
+        py::call_guard<py::gil_scoped_release>());
+  m.def("remove_process_set", &torch_ops::RemoveProcessSet, py::arg("process_set_id"),
+        py::call_guard<py::gil_scoped_release>());
   m.def("abort", &torch_ops::Abort, py::arg("failure"), py::call_guard<py::gil_scoped_release>());
   m.def("is_initialized", &torch_ops::IsInitialized);
   m.def("topology", &TopologyDict);
@@ -86,22 +90,25 @@ PYBIND11_MODULE(_ops, m) {
   m.def("stop_timeline", &torch_ops::StopTimeline, py::call_guard<py::gil_scoped_release>());
 
   m.def("allreduce_async", &torch_ops::AllreduceAsync, py::arg("input"), py::arg("output"),
-        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"));
-  m.def("allgather_async", &torch_ops::AllgatherAsync, py::arg("input"), py::arg("name"));
+        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
+        py::arg("process_set") = 0);
+  m.def("allgather_async", &torch_ops::AllgatherAsync, py::arg("input"), py::arg("name"),
+        py::arg("process_set") = 0);
   m.def("broadcast_async", &torch_ops::BroadcastAsync, py::arg("input"), py::arg("output"),
-        py::arg("root_rank"), py::arg("name"));
+        py::arg("root_rank"), py::arg("name"), py::arg("process_set") = 0);
   m.def("grouped_allreduce_async", &torch_ops::GroupedAllreduceAsync, py::arg("inputs"),
         py::arg("outputs"), py::arg("name"), py::arg("op"), py::arg("prescale"),
-        py::arg("postscale"));
+        py::arg("postscale"), py::arg("process_set") = 0);
   m.def("grouped_allgather_async", &torch_ops::GroupedAllgatherAsync, py::arg("inputs"),
-        py::arg("name"));
+        py::arg("name"), py::arg("process_set") = 0);
   m.def("alltoall_async", &torch_ops::AlltoallAsync, py::arg("input"), py::arg("splits"),
-        py::arg("received_splits"), py::arg("name"));
+        py::arg("received_splits"), py::arg("name"), py::arg("process_set") = 0);
   m.def("reducescatter_async", &torch_ops::ReducescatterAsync, py::arg("input"), py::arg("name"),
-        py::arg("op"), py::arg("prescale"), py::arg("postscale"));
+        py::arg("op"), py::arg("prescale"), py::arg("postscale"), py::arg("process_set") = 0);
   m.def("grouped_reducescatter_async", &torch_ops::GroupedReducescatterAsync, py::arg("inputs"),
-        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"));
-  m.def("barrier_async", &torch_ops::BarrierAsync);
+        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
+        py::arg("process_set") = 0);
+  m.def("barrier_async", &torch_ops::BarrierAsync, py::arg("process_set") = 0);
   m.def("join_async", &torch_ops::JoinAsync, py::arg("last_joined_rank"));
   m.def("poll", &torch_ops::Poll, py::arg("handle"));
   m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),

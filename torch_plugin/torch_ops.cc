@@ -1,6 +1,9 @@
 #include "torch_plugin/torch_ops.h"
 
+#include <algorithm>
+
 #include "core/api.h"
+#include "core/process_set_registry.h"
 #include "core/request_validator.h"
 #include "mpi_ops/make_runtime.h"
 #include "mpi_ops/mpi_context.h"
@@ -17,12 +20,26 @@ HandleTable& Handles() {
   return *table;
 }
 
-std::shared_ptr<Runtime> RequireRuntime() {
-  auto runtime = CurrentRuntime();
-  if (!runtime) {
-    throw Error(Status::InvalidArgument("horde has not been initialized; call init() first (hvd.init() in Python)"));
-  }
+// The runtime of the process set, and its world ranks where `ranks` is given.
+std::shared_ptr<Runtime> RequireRuntime(int32_t process_set = 0, std::vector<int>* ranks = nullptr) {
+  std::shared_ptr<Runtime> runtime;
+  std::vector<int> set_ranks;
+  ThrowIfError(FindProcessSet(process_set, &runtime, &set_ranks));
+  if (ranks) *ranks = std::move(set_ranks);
   return runtime;
+}
+
+// The set's own rank of world rank `root_rank`, which must be in the set. The global
+// set's ranks are the world's, and its runtime checks the range.
+int RootInSet(int root_rank, int32_t process_set, const std::vector<int>& ranks) {
+  if (process_set == 0) return root_rank;
+  auto it = std::find(ranks.begin(), ranks.end(), root_rank);
+  if (it == ranks.end()) {
+    throw Error(Status::InvalidArgument("broadcast: root_rank " + std::to_string(root_rank) +
+                                        " is not in process set " + std::to_string(process_set) +
+                                        " (ranks " + RanksString(ranks) + ")"));
+  }
+  return static_cast<int>(it - ranks.begin());
 }
 
 void CheckTensor(const at::Tensor& t, const char* role, const std::string& op) {
@@ -99,8 +116,8 @@ std::vector<int> EnqueueBatch(Runtime& runtime, Batch batch) {
   return batch.handles;
 }
 
-int Submit(Request request, const at::Tensor& input, const at::Tensor& output) {
-  auto runtime = RequireRuntime();
+int Submit(Request request, const at::Tensor& input, const at::Tensor& output, int32_t process_set) {
+  auto runtime = RequireRuntime(process_set);
   Batch batch;
   Prepare(std::move(request), input, output, &batch);
   return EnqueueBatch(*runtime, std::move(batch))[0];
@@ -109,8 +126,9 @@ int Submit(Request request, const at::Tensor& input, const at::Tensor& output) {
 // Queues `prototype` on each input (into outputs[i] where given, else into an output the
 // operation allocates) as one group, all or nothing.
 std::vector<int> SubmitGroup(const Request& prototype, const std::vector<at::Tensor>& inputs,
-                             const std::vector<at::Tensor>& outputs, const std::string& name) {
-  auto runtime = RequireRuntime();
+                             const std::vector<at::Tensor>& outputs, const std::string& name,
+                             int32_t process_set) {
+  auto runtime = RequireRuntime(process_set);
   if (inputs.empty()) {
     throw Error(Status::InvalidArgument(std::string("grouped ") + OpTypeName(prototype.op) +
                                         " needs a non-empty list of tensors"));
@@ -150,13 +168,25 @@ void CheckReceivedSplits(const at::Tensor& received_splits, int world_size) {
 
 }  // namespace
 
-void Init() { ThrowIfError(InitRuntime(mpi::MakeRuntime)); }
+std::vector<int32_t> Init(const std::vector<std::vector<int>>& process_sets) {
+  std::vector<int32_t> ids;
+  ThrowIfError(InitRuntime(mpi::MakeRuntime, process_sets, mpi::MakeProcessSetRuntime, &ids));
+  return ids;
+}
 
 void Shutdown() { ShutdownRuntime(); }
 
+int32_t AddProcessSet(const std::vector<int>& ranks) {
+  int32_t id = -1;
+  ThrowIfError(horde::AddProcessSet(ranks, mpi::MakeProcessSetRuntime, &id));
+  return id;
+}
+
+void RemoveProcessSet(int32_t id) { ThrowIfError(horde::RemoveProcessSet(id)); }
+
 void Abort(const std::string& failure) {
   mpi::MarkProcessFailed();
-  if (auto runtime = CurrentRuntime()) runtime->Abort(failure);
+  AbortRuntimes(failure);
 }
 
 bool IsInitialized() {
@@ -180,36 +210,40 @@ bool MpiThreadsSupported() {
 }
 
 int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
-                   ReduceOp op, double prescale, double postscale) {
+                   ReduceOp op, double prescale, double postscale, int32_t process_set) {
   Request request;
   request.op = OpType::kAllreduce;
   request.name = name;
   request.reduce_op = op;
   request.prescale = prescale;
   request.postscale = postscale;
-  return Submit(std::move(request), input, output);
+  return Submit(std::move(request), input, output, process_set);
 }
 
-int AllgatherAsync(const at::Tensor& input, const std::string& name) {
+int AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
   Request request;
   request.op = OpType::kAllgather;
   request.name = name;
-  return Submit(std::move(request), input, at::Tensor());
+  return Submit(std::move(request), input, at::Tensor(), process_set);
 }
 
 int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
-                   const std::string& name) {
+                   const std::string& name, int32_t process_set) {
+  std::vector<int> ranks;
+  auto runtime = RequireRuntime(process_set, &ranks);
   Request request;
   request.op = OpType::kBroadcast;
   request.name = name;
-  request.root = root_rank;
-  return Submit(std::move(request), input, output);
+  request.root = RootInSet(root_rank, process_set, ranks);
+  Batch batch;
+  Prepare(std::move(request), input, output, &batch);
+  return EnqueueBatch(*runtime, std::move(batch))[0];
 }
 
 std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
-                                       double postscale) {
+                                       double postscale, int32_t process_set) {
   if (inputs.size() != outputs.size()) {
     throw Error(Status::InvalidArgument(
         "grouped allreduce needs one output per tensor; got " + std::to_string(inputs.size()) +
@@ -220,19 +254,20 @@ std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
   request.reduce_op = op;
   request.prescale = prescale;
   request.postscale = postscale;
-  return SubmitGroup(request, inputs, outputs, name);
+  return SubmitGroup(request, inputs, outputs, name, process_set);
 }
 
 std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
-                                       const std::string& name) {
+                                       const std::string& name, int32_t process_set) {
   Request request;
   request.op = OpType::kAllgather;
-  return SubmitGroup(request, inputs, {}, name);
+  return SubmitGroup(request, inputs, {}, name, process_set);
 }
 
 int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
-                  const at::Tensor& received_splits, const std::string& name) {
-  auto runtime = RequireRuntime();
+                  const at::Tensor& received_splits, const std::string& name,
+                  int32_t process_set) {
+  auto runtime = RequireRuntime(process_set);
   CheckReceivedSplits(received_splits, runtime->topology().size);
   Request request;
   request.op = OpType::kAlltoall;
@@ -247,27 +282,28 @@ int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 }
 
 int ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
-                       double prescale, double postscale) {
-  return Submit(ReducescatterRequest(name, op, prescale, postscale), input, at::Tensor());
+                       double prescale, double postscale, int32_t process_set) {
+  return Submit(ReducescatterRequest(name, op, prescale, postscale), input, at::Tensor(), process_set);
 }
 
 std::vector<int> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
                                            const std::string& name, ReduceOp op,
-                                           double prescale, double postscale) {
-  return SubmitGroup(ReducescatterRequest("", op, prescale, postscale), inputs, {}, name);
+                                           double prescale, double postscale,
+                                           int32_t process_set) {
+  return SubmitGroup(ReducescatterRequest("", op, prescale, postscale), inputs, {}, name, process_set);
 }
 
-int BarrierAsync() {
+int BarrierAsync(int32_t process_set) {
   Request request;
   request.op = OpType::kBarrier;
   const at::Tensor nothing = at::empty({0}, at::kByte);
-  return Submit(std::move(request), nothing, nothing);
+  return Submit(std::move(request), nothing, nothing, process_set);
 }
 
 int JoinAsync(const at::Tensor& last_joined_rank) {
   Request request;
   request.op = OpType::kJoin;
-  return Submit(std::move(request), last_joined_rank, last_joined_rank);
+  return Submit(std::move(request), last_joined_rank, last_joined_rank, 0);
 }
 
 bool Poll(int handle) {

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/runtime_stats.h"
 #include "core/topology.h"
@@ -14,8 +16,14 @@ namespace torch_ops {
 // The operations frameworks call, on at::Tensors, shared by the Python extension and
 // the C++ API. Failures throw horde::Error; local misuse has code kInvalidArgument.
 
-void Init();
+// Starts horde, then one process set per entry of `process_sets` (world ranks); returns
+// their ids, in order.
+std::vector<int32_t> Init(const std::vector<std::vector<int>>& process_sets = {});
 void Shutdown();
+// Adds a process set after init (every rank calls it, in the same order; needs
+// HORDE_DYNAMIC_PROCESS_SETS=1) and returns its id; RemoveProcessSet shuts it down.
+int32_t AddProcessSet(const std::vector<int>& ranks);
+void RemoveProcessSet(int32_t id);
 // This rank failed (e.g. an uncaught exception): every rank's pending and later
 // operations fail with "rank <r> failed: <failure>", and the job ends when this
 // process exits (see mpi::MarkProcessFailed).
@@ -29,14 +37,17 @@ bool MpiThreadsSupported();
 void StartTimeline(const std::string& path, bool mark_cycles);
 void StopTimeline();
 
-// Each returns a handle at once; the operation runs on the background thread. An empty
-// name lets the runtime number the operation (see Runtime::Enqueue). `output` must be
-// contiguous, with the input's dtype and shape.
+// Each returns a handle at once; the operation runs on the background thread of the
+// process set `process_set` (0: the global set, every rank), among that set's ranks; a
+// rank outside the set gets kInvalidArgument. An empty name lets the runtime number the
+// operation (see Runtime::Enqueue). `output` must be contiguous, with the input's dtype
+// and shape.
 int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
-                   ReduceOp op, double prescale, double postscale);
-int AllgatherAsync(const at::Tensor& input, const std::string& name);
+                   ReduceOp op, double prescale, double postscale, int32_t process_set = 0);
+int AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set = 0);
+// `root_rank` is a world rank, a member of the set.
 int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
-                   const std::string& name);
+                   const std::string& name, int32_t process_set = 0);
 
 // Reduces the tensors as one unit: they are negotiated together and released only
 // when every one is ready on every rank. Member i is named "<name>.<i>" (see
@@ -44,33 +55,37 @@ int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_r
 std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
-                                       double postscale);
+                                       double postscale, int32_t process_set = 0);
 // Every rank's input concatenated along the first dimension, the inputs gathered as one
 // group (see GroupedAllreduceAsync).
 std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
-                                       const std::string& name);
+                                       const std::string& name, int32_t process_set = 0);
 
 // Sends splits[j] rows of `input` (in order along the first dimension) to rank j, and
-// outputs the rows every rank sent here, concatenated in rank order. Empty splits split
-// the first dimension evenly. `received_splits` (int32, contiguous, one element per rank)
-// receives how many rows came from each rank. Bad splits throw kInvalidArgument here.
+// outputs the rows every rank sent here, concatenated in rank order (ranks of the set,
+// in order). Empty splits split the first dimension evenly. `received_splits` (int32,
+// contiguous, one element per rank of the set) receives how many rows came from each
+// rank. Bad splits throw kInvalidArgument here.
 int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
-                  const at::Tensor& received_splits, const std::string& name);
+                  const at::Tensor& received_splits, const std::string& name,
+                  int32_t process_set = 0);
 
 // Reduces every rank's input (all of one shape; op Sum or Average) and outputs this
 // rank's share of the first dimension (see core/row_split.h).
 int ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
-                       double prescale, double postscale);
+                       double prescale, double postscale, int32_t process_set = 0);
 std::vector<int> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
                                            const std::string& name, ReduceOp op,
-                                           double prescale, double postscale);
+                                           double prescale, double postscale,
+                                           int32_t process_set = 0);
 
-// Completes once every rank has submitted its barrier.
-int BarrierAsync();
+// Completes once every rank of the set has submitted its barrier.
+int BarrierAsync(int32_t process_set = 0);
 
 // Marks this rank as out of data: until every rank has joined, other ranks' allreduces
 // proceed with zeros from this one. Completes when all have joined, writing the last
-// rank to join into `last_joined_rank` (an int32 tensor of one element).
+// rank to join into `last_joined_rank` (an int32 tensor of one element). Global set only,
+// as in Horovod.
 int JoinAsync(const at::Tensor& last_joined_rank);
 
 bool Poll(int handle);

@@ -29,6 +29,9 @@ DEFAULT_TIMEOUT_S = 120
 def pytest_configure(config):
     if not config.pluginmanager.hasplugin("timeout"):
         raise pytest.UsageError("tests/python needs pytest-timeout (Debian: python3-pytest-timeout)")
+    # Process sets may be added and removed after init (test_process_sets.py); the
+    # variable changes nothing else.
+    os.environ.setdefault("HORDE_DYNAMIC_PROCESS_SETS", "1")
     hvd.init()
     if hvd.rank() != 0:  # trylast: the terminal reporter exists by now
         reporter = config.pluginmanager.get_plugin("terminalreporter")

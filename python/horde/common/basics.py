@@ -5,22 +5,30 @@ in HordeBasics and re-exports the methods."""
 import atexit
 import sys
 
+from horde.common.process_sets import as_new_process_set, global_process_set, process_set_id_of
+
 
 class HordeBasics:
     """Basics over a compiled extension that offers init, shutdown, is_initialized,
-    topology, runtime_stats and mpi_threads_supported."""
+    topology, runtime_stats, mpi_threads_supported, add_process_set and
+    remove_process_set."""
 
     def __init__(self, ops):
         self._ops = ops
         self._atexit_registered = False
 
     def init(self, comm=None, process_sets=None):
-        """Starts horde on every rank of the MPI job. Safe to call more than once."""
+        """Starts horde on every rank of the MPI job, with the given ProcessSets (or lists
+        of ranks) registered, in order. Safe to call more than once."""
         if comm is not None:
             raise ValueError("horde runs on all ranks of the MPI job; init(comm=...) is not supported")
-        if process_sets is not None:
-            raise ValueError("process sets are not supported yet; call init() without process_sets")
-        self._ops.init()
+        sets = [as_new_process_set(s) for s in (process_sets or [])]
+        ids = self._ops.init([s.ranks for s in sets])
+        world_rank = self.rank()
+        global_process_set.ranks = list(range(self.size()))
+        global_process_set._registered(0, world_rank)
+        for process_set, process_set_id in zip(sets, ids):
+            process_set._registered(process_set_id, world_rank)
         if not self._atexit_registered:
             atexit.register(self.shutdown)
             self._install_failure_hook()
@@ -42,6 +50,21 @@ class HordeBasics:
                 pass
 
         sys.excepthook = report_failure
+
+    def add_process_set(self, process_set):
+        """Registers a ProcessSet (or a list of ranks) and returns it. Every rank calls
+        this, in the same order; after init() it needs HORDE_DYNAMIC_PROCESS_SETS=1."""
+        process_set = as_new_process_set(process_set)
+        process_set_id = self._ops.add_process_set(process_set.ranks)
+        process_set._registered(process_set_id, self.rank())
+        return process_set
+
+    def remove_process_set(self, process_set):
+        """Stops the set's collectives and unregisters it; every rank calls this, like
+        add_process_set. Returns True."""
+        self._ops.remove_process_set(process_set_id_of(process_set))
+        process_set.process_set_id = None
+        return True
 
     def shutdown(self):
         """Stops horde on this rank; operations still pending fail with HordeInternalError."""

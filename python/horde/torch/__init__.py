@@ -1,12 +1,14 @@
 """horde for PyTorch: ``import horde.torch as hvd``, a drop-in for ``horovod.torch``."""
 
 from horde.common.exceptions import HordeInternalError, HorovodInternalError
+from horde.common.process_sets import ProcessSet, global_process_set
 from horde.torch.compression import Compression
 from horde.torch.functions import (
     allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters,
 )
 from horde.torch.mpi_ops import (
     Average, Max, Min, Product, Sum,
+    add_process_set, remove_process_set,
     allgather, allgather_async,
     allreduce, allreduce_, allreduce_async, allreduce_async_,
     alltoall, alltoall_async, barrier,

@@ -6,6 +6,7 @@ import pickle
 
 import torch
 
+from horde.common.process_sets import global_process_set
 from horde.torch.mpi_ops import allgather, broadcast_, broadcast_async_, rank, synchronize
 
 
@@ -23,13 +24,15 @@ def _named_tensors(params):
     return pairs
 
 
-def broadcast_parameters(params, root_rank):
-    """Overwrites every rank's parameters with root_rank's, in place.
+def broadcast_parameters(params, root_rank, process_set=global_process_set):
+    """Overwrites the parameters of every rank of ``process_set`` with root_rank's, in
+    place.
 
     ``params`` is a ``model.state_dict()``, ``model.named_parameters()`` or a list of
     tensors (or (name, tensor) pairs) in the same order on every rank.
     """
-    handles = [broadcast_async_(tensor, root_rank, name=f"broadcast_parameters.{name}")
+    handles = [broadcast_async_(tensor, root_rank, name=f"broadcast_parameters.{name}",
+                                process_set=process_set)
                for name, tensor in _named_tensors(params) if tensor is not None]
     for handle in handles:
         synchronize(handle)
@@ -50,7 +53,7 @@ def _map_state(value, fn):
     return fn(value)
 
 
-def broadcast_optimizer_state(optimizer, root_rank):
+def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_process_set):
     """Makes every rank's optimizer state (tensors, python scalars, hyperparameters)
     equal to root_rank's.
 
@@ -64,7 +67,7 @@ def broadcast_optimizer_state(optimizer, root_rank):
     # the tensors themselves are broadcast in place, in the structure's traversal order.
     skeleton = broadcast_object(
         _map_state(state, lambda v: _TensorSlot(v) if torch.is_tensor(v) else v) if is_root else None,
-        root_rank, name="broadcast_optimizer_state.structure")
+        root_rank, name="broadcast_optimizer_state.structure", process_set=process_set)
     tensors = []
 
     def collect(value):
@@ -78,7 +81,8 @@ def broadcast_optimizer_state(optimizer, root_rank):
         return value
 
     new_state = _map_state(state if is_root else skeleton, collect)
-    handles = [broadcast_async_(t, root_rank, name=f"broadcast_optimizer_state.{i}")
+    handles = [broadcast_async_(t, root_rank, name=f"broadcast_optimizer_state.{i}",
+                                process_set=process_set)
                for i, t in enumerate(tensors)]
     for handle in handles:
         synchronize(handle)
@@ -95,24 +99,28 @@ def _from_bytes_tensor(tensor):
     return pickle.loads(tensor.numpy().tobytes())
 
 
-def broadcast_object(obj, root_rank=0, name=None):
-    """Returns root_rank's ``obj`` (any picklable object) on every rank."""
+def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
+    """Returns root_rank's ``obj`` (any picklable object) on every rank of ``process_set``."""
     prefix = name or "broadcast_object"
     payload = _to_bytes_tensor(obj) if rank() == root_rank else None
     length = torch.tensor([payload.numel() if payload is not None else 0], dtype=torch.int64)
-    broadcast_(length, root_rank, name=None if name is None else f"{prefix}.size")
+    broadcast_(length, root_rank, name=None if name is None else f"{prefix}.size",
+               process_set=process_set)
     if payload is None:
         payload = torch.empty(int(length.item()), dtype=torch.uint8)
-    broadcast_(payload, root_rank, name=None if name is None else f"{prefix}.bytes")
+    broadcast_(payload, root_rank, name=None if name is None else f"{prefix}.bytes",
+               process_set=process_set)
     return obj if rank() == root_rank else _from_bytes_tensor(payload)
 
 
-def allgather_object(obj, name=None):
-    """Returns the list of every rank's ``obj`` (any picklable object), in rank order."""
+def allgather_object(obj, name=None, process_set=global_process_set):
+    """Returns the list of every rank's ``obj`` (any picklable object; the ranks of
+    ``process_set``), in rank order."""
     payload = _to_bytes_tensor(obj)
     lengths = allgather(torch.tensor([payload.numel()], dtype=torch.int64),
-                        name=None if name is None else f"{name}.sizes")
-    gathered = allgather(payload, name=None if name is None else f"{name}.bytes")
+                        name=None if name is None else f"{name}.sizes", process_set=process_set)
+    gathered = allgather(payload, name=None if name is None else f"{name}.bytes",
+                         process_set=process_set)
     objects, offset = [], 0
     for length in lengths.tolist():
         objects.append(_from_bytes_tensor(gathered[offset:offset + length]))

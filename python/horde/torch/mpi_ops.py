@@ -12,6 +12,7 @@ import warnings
 import torch
 
 from horde.common.basics import HordeBasics
+from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.common.exceptions import HordeInternalError, HorovodInternalError  # noqa: F401
 from horde.torch import _ops
 from horde.torch.compression import Compression
@@ -55,6 +56,8 @@ rocm_built = _basics.rocm_built
 gloo_built = _basics.gloo_built
 gloo_enabled = _basics.gloo_enabled
 runtime_stats = _basics.runtime_stats
+add_process_set = _basics.add_process_set
+remove_process_set = _basics.remove_process_set
 start_timeline = _basics.start_timeline
 stop_timeline = _basics.stop_timeline
 
@@ -126,73 +129,81 @@ def _in_place(tensor, submit):
 
 # ---------------------------------------------------------------- allreduce
 
-def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor):
+def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
     return _ops.allreduce_async(tensor, output, _name(name), op, float(prescale_factor),
-                                float(postscale_factor))
+                                float(postscale_factor), process_set_id_of(process_set))
 
 
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
-                    postscale_factor=1.0):
-    """Starts reducing ``tensor`` over all ranks into a new tensor; returns a handle."""
+                    postscale_factor=1.0, process_set=global_process_set):
+    """Starts reducing ``tensor`` over the ranks of ``process_set`` (all ranks by default)
+    into a new tensor; returns a handle."""
     op = _resolve_op(op, average)
     tensor = tensor.detach().contiguous()
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor)
+    return _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set)
 
 
 class HordeAllreduce(torch.autograd.Function):
     """Allreduce whose gradient is the allreduce of the incoming gradient."""
 
     @staticmethod
-    def forward(ctx, tensor, average, name, op, prescale_factor, postscale_factor):
-        ctx.average, ctx.op = average, op
+    def forward(ctx, tensor, average, name, op, prescale_factor, postscale_factor, process_set):
+        ctx.average, ctx.op, ctx.process_set = average, op, process_set
         ctx.prescale_factor, ctx.postscale_factor = prescale_factor, postscale_factor
-        handle = allreduce_async(tensor, average, name, op, prescale_factor, postscale_factor)
+        handle = allreduce_async(tensor, average, name, op, prescale_factor, postscale_factor,
+                                 process_set)
         return synchronize(handle)
 
     @staticmethod
     def backward(ctx, grad_output):
         grad = allreduce(grad_output, average=ctx.average, op=ctx.op,
-                         prescale_factor=ctx.prescale_factor, postscale_factor=ctx.postscale_factor)
-        return grad, None, None, None, None, None
+                         prescale_factor=ctx.prescale_factor, postscale_factor=ctx.postscale_factor,
+                         process_set=ctx.process_set)
+        return grad, None, None, None, None, None, None
 
 
 def allreduce(tensor, average=None, name=None, compression=Compression.none, op=None,
-              prescale_factor=1.0, postscale_factor=1.0):
-    """Returns ``tensor`` reduced over all ranks (averaged by default). Differentiable."""
+              prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
+    """Returns ``tensor`` reduced over the ranks of ``process_set`` (averaged by default).
+    Differentiable."""
     compressed, ctx = compression.compress(tensor)
-    reduced = HordeAllreduce.apply(compressed, average, name, op, prescale_factor, postscale_factor)
+    reduced = HordeAllreduce.apply(compressed, average, name, op, prescale_factor, postscale_factor,
+                                   process_set)
     return compression.decompress(reduced, ctx)
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
-                     postscale_factor=1.0):
+                     postscale_factor=1.0, process_set=global_process_set):
     """Starts reducing ``tensor`` in place; returns a handle."""
     op = _resolve_op(op, average)
     return _in_place(tensor, lambda work: _allreduce_async(
-        work.detach(), work.detach(), name, op, prescale_factor, postscale_factor))
+        work.detach(), work.detach(), name, op, prescale_factor, postscale_factor, process_set))
 
 
-def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0):
-    """Reduces ``tensor`` over all ranks in place and returns it."""
-    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor, postscale_factor))
+def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+               process_set=global_process_set):
+    """Reduces ``tensor`` over the ranks of ``process_set`` in place and returns it."""
+    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor, postscale_factor,
+                                        process_set))
 
 
 # ---------------------------------------------------------------- allgather
 
-def allgather_async(tensor, name=None):
-    """Starts concatenating every rank's ``tensor`` along the first dimension (which may
-    differ per rank); returns a handle."""
-    return _ops.allgather_async(tensor.detach().contiguous(), _name(name))
+def allgather_async(tensor, name=None, process_set=global_process_set):
+    """Starts concatenating every rank's ``tensor`` (of the ranks of ``process_set``) along
+    the first dimension (which may differ per rank); returns a handle."""
+    return _ops.allgather_async(tensor.detach().contiguous(), _name(name),
+                                process_set_id_of(process_set))
 
 
-def _allgather_gradients(grad_outputs, shapes):
+def _allgather_gradients(grad_outputs, shapes, process_set):
     """The gradients of allgathered tensors of the given shapes: this rank's rows of the
     summed incoming gradients (a scalar gathers as one row)."""
-    reduced = grouped_allreduce(list(grad_outputs), op=Sum)
+    reduced = grouped_allreduce(list(grad_outputs), op=Sum, process_set=process_set)
     rows = [shape[0] if len(shape) else 1 for shape in shapes]
-    every_rank_rows = allgather(torch.tensor([rows], dtype=torch.int64))
-    offsets = every_rank_rows[:rank()].sum(0).tolist()
+    every_rank_rows = allgather(torch.tensor([rows], dtype=torch.int64), process_set=process_set)
+    offsets = every_rank_rows[:process_set.rank()].sum(0).tolist()
     return [grad.narrow(0, offset, n).reshape(shape)
             for grad, offset, n, shape in zip(reduced, offsets, rows, shapes)]
 
@@ -201,59 +212,62 @@ class HordeAllgather(torch.autograd.Function):
     """Allgather whose gradient is this rank's slice of the summed incoming gradient."""
 
     @staticmethod
-    def forward(ctx, tensor, name):
-        ctx.shape = tensor.shape
-        return synchronize(allgather_async(tensor, name))
+    def forward(ctx, tensor, name, process_set):
+        ctx.shape, ctx.process_set = tensor.shape, process_set
+        return synchronize(allgather_async(tensor, name, process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
-        return _allgather_gradients([grad_output], [ctx.shape])[0], None
+        return _allgather_gradients([grad_output], [ctx.shape], ctx.process_set)[0], None, None
 
 
-def allgather(tensor, name=None):
-    """Returns every rank's ``tensor`` concatenated along the first dimension. Differentiable."""
-    return HordeAllgather.apply(tensor, name)
+def allgather(tensor, name=None, process_set=global_process_set):
+    """Returns every rank's ``tensor`` (of the ranks of ``process_set``, in rank order)
+    concatenated along the first dimension. Differentiable."""
+    return HordeAllgather.apply(tensor, name, process_set)
 
 
 # ---------------------------------------------------------------- broadcast
 
-def broadcast_async(tensor, root_rank, name=None):
-    """Starts copying root_rank's ``tensor`` into a new tensor on every rank; returns a handle."""
+def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set):
+    """Starts copying root_rank's ``tensor`` into a new tensor on every rank of
+    ``process_set``; returns a handle. ``root_rank`` is a rank of the job, in the set."""
     tensor = tensor.detach().contiguous()
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return _ops.broadcast_async(tensor, output, int(root_rank), _name(name))
+    return _ops.broadcast_async(tensor, output, int(root_rank), _name(name),
+                                process_set_id_of(process_set))
 
 
 class HordeBroadcast(torch.autograd.Function):
     """Broadcast whose gradient is the average of the incoming gradients, on the root only."""
 
     @staticmethod
-    def forward(ctx, tensor, root_rank, name):
-        ctx.root_rank = root_rank
-        return synchronize(broadcast_async(tensor, root_rank, name))
+    def forward(ctx, tensor, root_rank, name, process_set):
+        ctx.root_rank, ctx.process_set = root_rank, process_set
+        return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
-        grad = allreduce(grad_output, op=Average)
+        grad = allreduce(grad_output, op=Average, process_set=ctx.process_set)
         if rank() != ctx.root_rank:
             grad = grad * 0
-        return grad, None, None
+        return grad, None, None, None
 
 
-def broadcast(tensor, root_rank, name=None):
-    """Returns root_rank's ``tensor`` on every rank. Differentiable."""
-    return HordeBroadcast.apply(tensor, root_rank, name)
+def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
+    """Returns root_rank's ``tensor`` on every rank of ``process_set``. Differentiable."""
+    return HordeBroadcast.apply(tensor, root_rank, name, process_set)
 
 
-def broadcast_async_(tensor, root_rank, name=None):
+def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
     """Starts overwriting ``tensor`` with root_rank's, in place; returns a handle."""
     return _in_place(tensor, lambda work: _ops.broadcast_async(
-        work.detach(), work.detach(), int(root_rank), _name(name)))
+        work.detach(), work.detach(), int(root_rank), _name(name), process_set_id_of(process_set)))
 
 
-def broadcast_(tensor, root_rank, name=None):
-    """Overwrites ``tensor`` with root_rank's on every rank and returns it."""
-    return synchronize(broadcast_async_(tensor, root_rank, name))
+def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
+    """Overwrites ``tensor`` with root_rank's on every rank of ``process_set`` and returns it."""
+    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
 
 
 # ---------------------------------------------------------------- grouped allreduce
@@ -264,70 +278,74 @@ def _group_handle(handles):
 
 
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
-                            postscale_factor=1.0):
+                            postscale_factor=1.0, process_set=global_process_set):
     """Starts reducing a list of tensors as one unit (negotiated together, released only
     when all are ready, fused where they fit); returns one handle for the group."""
     op = _resolve_op(op, average)
     inputs = [t.detach().contiguous() for t in tensors]
     outputs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in inputs]
     return _group_handle(_ops.grouped_allreduce_async(
-        inputs, outputs, _name(name), op, float(prescale_factor), float(postscale_factor)))
+        inputs, outputs, _name(name), op, float(prescale_factor), float(postscale_factor),
+        process_set_id_of(process_set)))
 
 
 class HordeGroupedAllreduce(torch.autograd.Function):
     """Grouped allreduce whose gradient is the grouped allreduce of the incoming gradients."""
 
     @staticmethod
-    def forward(ctx, average, name, op, prescale_factor, postscale_factor, *tensors):
-        ctx.args = (average, op, prescale_factor, postscale_factor)
+    def forward(ctx, average, name, op, prescale_factor, postscale_factor, process_set, *tensors):
+        ctx.args = (average, op, prescale_factor, postscale_factor, process_set)
         handle = grouped_allreduce_async(list(tensors), average, name, op, prescale_factor,
-                                         postscale_factor)
+                                         postscale_factor, process_set)
         return tuple(synchronize(handle))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        average, op, prescale_factor, postscale_factor = ctx.args
+        average, op, prescale_factor, postscale_factor, process_set = ctx.args
         grads = grouped_allreduce(list(grad_outputs), average=average, op=op,
-                                  prescale_factor=prescale_factor, postscale_factor=postscale_factor)
-        return (None, None, None, None, None, *grads)
+                                  prescale_factor=prescale_factor, postscale_factor=postscale_factor,
+                                  process_set=process_set)
+        return (None, None, None, None, None, None, *grads)
 
 
 def grouped_allreduce(tensors, average=None, name=None, compression=Compression.none, op=None,
-                      prescale_factor=1.0, postscale_factor=1.0):
-    """Returns the tensors reduced over all ranks as one unit. Differentiable."""
+                      prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
+    """Returns the tensors reduced over the ranks of ``process_set`` as one unit.
+    Differentiable."""
     compressed = [compression.compress(t) for t in tensors]
     reduced = HordeGroupedAllreduce.apply(average, name, op, prescale_factor, postscale_factor,
-                                          *[t for t, _ in compressed])
+                                          process_set, *[t for t, _ in compressed])
     return [compression.decompress(t, ctx) for t, (_, ctx) in zip(reduced, compressed)]
 
 
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
-                             postscale_factor=1.0):
+                             postscale_factor=1.0, process_set=global_process_set):
     """Starts reducing a list of tensors in place, as one unit; returns one handle."""
     op = _resolve_op(op, average)
     works = [t if t.is_contiguous() else t.contiguous() for t in tensors]
     handles = _ops.grouped_allreduce_async(
         [w.detach() for w in works], [w.detach() for w in works], _name(name), op,
-        float(prescale_factor), float(postscale_factor))
+        float(prescale_factor), float(postscale_factor), process_set_id_of(process_set))
     for handle, tensor, work in zip(handles, tensors, works):
         _in_place_targets[handle] = (tensor, work is not tensor)
     return _group_handle(handles)
 
 
 def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
-                       postscale_factor=1.0):
+                       postscale_factor=1.0, process_set=global_process_set):
     """Reduces a list of tensors in place as one unit and returns them."""
     return synchronize(grouped_allreduce_async_(tensors, average, name, op, prescale_factor,
-                                                postscale_factor))
+                                                postscale_factor, process_set))
 
 
 # ---------------------------------------------------------------- grouped allgather
 
-def grouped_allgather_async(tensors, name=None):
+def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
     """Starts allgathering a list of tensors as one unit (negotiated together, released
     only when all are ready); returns one handle for the group."""
     inputs = [t.detach().contiguous() for t in tensors]
-    return _group_handle(_ops.grouped_allgather_async(inputs, _name(name)))
+    return _group_handle(_ops.grouped_allgather_async(inputs, _name(name),
+                                                      process_set_id_of(process_set)))
 
 
 class HordeGroupedAllgather(torch.autograd.Function):
@@ -335,19 +353,19 @@ class HordeGroupedAllgather(torch.autograd.Function):
     gradients."""
 
     @staticmethod
-    def forward(ctx, name, *tensors):
-        ctx.shapes = [t.shape for t in tensors]
-        return tuple(synchronize(grouped_allgather_async(list(tensors), name)))
+    def forward(ctx, name, process_set, *tensors):
+        ctx.shapes, ctx.process_set = [t.shape for t in tensors], process_set
+        return tuple(synchronize(grouped_allgather_async(list(tensors), name, process_set)))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        return (None, *_allgather_gradients(grad_outputs, ctx.shapes))
+        return (None, None, *_allgather_gradients(grad_outputs, ctx.shapes, ctx.process_set))
 
 
-def grouped_allgather(tensors, name=None):
+def grouped_allgather(tensors, name=None, process_set=global_process_set):
     """Returns, for each tensor of the list, every rank's tensor concatenated along the
     first dimension; gathered as one unit. Differentiable."""
-    return list(HordeGroupedAllgather.apply(name, *tensors))
+    return list(HordeGroupedAllgather.apply(name, process_set, *tensors))
 
 
 # ---------------------------------------------------------------- alltoall
@@ -371,12 +389,13 @@ def _splits_list(splits):
         raise ValueError(f"{expected}; got {splits!r}") from None
 
 
-def alltoall_async(tensor, splits=None, name=None):
+def alltoall_async(tensor, splits=None, name=None, process_set=global_process_set):
     """Starts an alltoall (see ``alltoall``); returns a handle whose ``synchronize`` gives
     ``(output, received_splits)``, with or without ``splits``, as Horovod's does."""
-    received_splits = torch.empty(size(), dtype=torch.int32)
+    process_set_id = process_set_id_of(process_set)
+    received_splits = torch.empty(process_set.size(), dtype=torch.int32)
     handle = _ops.alltoall_async(tensor.detach().contiguous(), _splits_list(splits),
-                                 received_splits, _name(name))
+                                 received_splits, _name(name), process_set_id)
     _alltoall_received_splits[handle] = received_splits
     return handle
 
@@ -386,39 +405,42 @@ class HordeAlltoall(torch.autograd.Function):
     way the rows came (split by the received splits)."""
 
     @staticmethod
-    def forward(ctx, tensor, splits, name):
-        output, received_splits = synchronize(alltoall_async(tensor, splits, name))
-        ctx.received_splits = received_splits
+    def forward(ctx, tensor, splits, name, process_set):
+        output, received_splits = synchronize(alltoall_async(tensor, splits, name, process_set))
+        ctx.received_splits, ctx.process_set = received_splits, process_set
         ctx.mark_non_differentiable(received_splits)
         return output, received_splits
 
     @staticmethod
     def backward(ctx, grad_output, _):
-        grad, _ = alltoall(grad_output, splits=ctx.received_splits)
-        return grad, None, None
+        grad, _ = alltoall(grad_output, splits=ctx.received_splits, process_set=ctx.process_set)
+        return grad, None, None, None
 
 
-def alltoall(tensor, splits=None, name=None):
+def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
     """Sends ``splits[j]`` rows of ``tensor`` (in order along the first dimension) to rank
-    j and returns the rows every rank sent here, concatenated in rank order. Without
-    ``splits`` the first dimension is split evenly (it must be a multiple of size()).
-    Returns the output, or ``(output, received_splits)`` when ``splits`` is given, where
-    received_splits (int32) counts the rows from each rank. Differentiable."""
-    output, received_splits = HordeAlltoall.apply(tensor, splits, name)
+    j and returns the rows every rank sent here, concatenated in rank order. Within a
+    process set, j counts the set's ranks in order. Without ``splits`` the first dimension
+    is split evenly (it must be a multiple of the set's size). Returns the output, or
+    ``(output, received_splits)`` when ``splits`` is given, where received_splits (int32)
+    counts the rows from each rank. Differentiable."""
+    output, received_splits = HordeAlltoall.apply(tensor, splits, name, process_set)
     return output if splits is None else (output, received_splits)
 
 
 # ---------------------------------------------------------------- reducescatter
 
-def _reducescatter_gradient_scale(op, prescale_factor, postscale_factor):
+def _reducescatter_gradient_scale(op, prescale_factor, postscale_factor, process_set):
     scale = float(prescale_factor) * float(postscale_factor)
-    return scale / size() if op == Average else scale
+    return scale / process_set.size() if op == Average else scale
 
 
-def reducescatter_async(tensor, name=None, op=Average, prescale_factor=1.0, postscale_factor=1.0):
+def reducescatter_async(tensor, name=None, op=Average, prescale_factor=1.0, postscale_factor=1.0,
+                        process_set=global_process_set):
     """Starts a reducescatter (see ``reducescatter``); returns a handle."""
     return _ops.reducescatter_async(tensor.detach().contiguous(), _name(name), op,
-                                    float(prescale_factor), float(postscale_factor))
+                                    float(prescale_factor), float(postscale_factor),
+                                    process_set_id_of(process_set))
 
 
 class HordeReducescatter(torch.autograd.Function):
@@ -426,31 +448,37 @@ class HordeReducescatter(torch.autograd.Function):
     the forward pass scaled the inputs."""
 
     @staticmethod
-    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor):
-        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor)
-        return synchronize(reducescatter_async(tensor, name, op, prescale_factor, postscale_factor))
+    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, process_set):
+        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor, process_set)
+        ctx.process_set = process_set
+        return synchronize(reducescatter_async(tensor, name, op, prescale_factor, postscale_factor,
+                                               process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
-        return allgather(grad_output) * ctx.scale, None, None, None, None
+        grad = allgather(grad_output, process_set=ctx.process_set) * ctx.scale
+        return grad, None, None, None, None, None
 
 
 def reducescatter(tensor, name=None, compression=Compression.none, op=Average,
-                  prescale_factor=1.0, postscale_factor=1.0):
-    """Reduces ``tensor`` (the same shape on every rank) over all ranks with op Sum or
-    Average and returns this rank's share of the first dimension d: rank r gets
-    d // size() rows, plus one if r < d % size(), in rank order. Differentiable."""
+                  prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
+    """Reduces ``tensor`` (the same shape on every rank) over the ranks of ``process_set``
+    with op Sum or Average and returns this rank's share of the first dimension d: the
+    set's rank r gets d // n rows (n ranks in the set), plus one if r < d % n, in rank
+    order. Differentiable."""
     compressed, ctx = compression.compress(tensor)
-    scattered = HordeReducescatter.apply(compressed, name, op, prescale_factor, postscale_factor)
+    scattered = HordeReducescatter.apply(compressed, name, op, prescale_factor, postscale_factor,
+                                         process_set)
     return compression.decompress(scattered, ctx)
 
 
 def grouped_reducescatter_async(tensors, name=None, op=Average, prescale_factor=1.0,
-                                postscale_factor=1.0):
+                                postscale_factor=1.0, process_set=global_process_set):
     """Starts reducescattering a list of tensors as one unit; returns one handle."""
     inputs = [t.detach().contiguous() for t in tensors]
     return _group_handle(_ops.grouped_reducescatter_async(
-        inputs, _name(name), op, float(prescale_factor), float(postscale_factor)))
+        inputs, _name(name), op, float(prescale_factor), float(postscale_factor),
+        process_set_id_of(process_set)))
 
 
 class HordeGroupedReducescatter(torch.autograd.Function):
@@ -458,52 +486,54 @@ class HordeGroupedReducescatter(torch.autograd.Function):
     gradients, scaled as the forward pass scaled the inputs."""
 
     @staticmethod
-    def forward(ctx, name, op, prescale_factor, postscale_factor, *tensors):
-        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor)
+    def forward(ctx, name, op, prescale_factor, postscale_factor, process_set, *tensors):
+        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor, process_set)
+        ctx.process_set = process_set
         handle = grouped_reducescatter_async(list(tensors), name, op, prescale_factor,
-                                             postscale_factor)
+                                             postscale_factor, process_set)
         return tuple(synchronize(handle))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        grads = grouped_allgather(list(grad_outputs))
-        return (None, None, None, None, *[grad * ctx.scale for grad in grads])
+        grads = grouped_allgather(list(grad_outputs), process_set=ctx.process_set)
+        return (None, None, None, None, None, *[grad * ctx.scale for grad in grads])
 
 
 def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=Average,
-                          prescale_factor=1.0, postscale_factor=1.0):
+                          prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
     """Reducescatters a list of tensors as one unit (see ``reducescatter``). Differentiable."""
     compressed = [compression.compress(t) for t in tensors]
     scattered = HordeGroupedReducescatter.apply(name, op, prescale_factor, postscale_factor,
-                                                *[t for t, _ in compressed])
+                                                process_set, *[t for t, _ in compressed])
     return [compression.decompress(t, ctx) for t, (_, ctx) in zip(scattered, compressed)]
 
 
 # ---------------------------------------------------------------- barrier
 
-def barrier():
-    """Returns once every rank has called barrier(). It is ordered with the other
-    collectives like any of them."""
-    synchronize(_ops.barrier_async())
+def barrier(process_set=global_process_set):
+    """Returns once every rank of ``process_set`` has called barrier(). It is ordered with
+    the set's other collectives like any of them."""
+    synchronize(_ops.barrier_async(process_set_id_of(process_set)))
 
 
 # ---------------------------------------------------------------- sparse allreduce
 
-def sparse_allreduce_async(tensor, name, op):
+def sparse_allreduce_async(tensor, name, op, process_set=global_process_set):
     """Starts reducing a sparse tensor by allgathering its indices and values; returns a
     function that waits and returns the reduced sparse tensor (duplicates uncoalesced)."""
     if op not in (Sum, Average):
         raise ValueError("sparse tensors can only be reduced with Sum or Average")
     tensor = tensor.coalesce()
     # Allgather concatenates along the first dimension: gather indices as [nnz, ndim].
-    indices_handle = allgather_async(tensor.indices().t().contiguous(), name=f"{name}.indices")
-    values_handle = allgather_async(tensor.values(), name=f"{name}.values")
+    indices_handle = allgather_async(tensor.indices().t().contiguous(), name=f"{name}.indices",
+                                     process_set=process_set)
+    values_handle = allgather_async(tensor.values(), name=f"{name}.values", process_set=process_set)
 
     def wait():
         indices = synchronize(indices_handle)
         values = synchronize(values_handle)
         if op == Average:
-            values = values / size()
+            values = values / process_set.size()
         return torch.sparse_coo_tensor(indices.t(), values, tensor.size())
 
     return wait

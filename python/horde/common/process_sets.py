@@ -1,0 +1,81 @@
+"""Process sets: collectives among some of the ranks, as in Horovod.
+
+A set negotiates on its own (its lowest rank coordinates) with its own background
+thread, so collectives on different sets proceed independently and concurrently. Every
+rank registers the same sets in the same order, at ``init(process_sets=[...])`` or with
+``add_process_set`` (which, like ``remove_process_set``, needs
+HORDE_DYNAMIC_PROCESS_SETS=1 after init), so ids agree across ranks.
+"""
+
+import operator
+
+
+class ProcessSet:
+    """A set of ranks (ranks of the whole job) that run collectives among themselves:
+    pass it as ``process_set=`` to any collective. It is usable once registered."""
+
+    def __init__(self, ranks):
+        if isinstance(ranks, (str, bytes)) or not hasattr(ranks, "__iter__"):
+            raise ValueError(f"a process set takes a list of ranks; got {ranks!r}")
+        try:
+            self.ranks = sorted(operator.index(r) for r in ranks)
+        except TypeError:
+            raise ValueError(f"a process set's ranks must be ints; got {list(ranks)!r}") from None
+        self.process_set_id = None  # given at registration; None again once removed
+        self._world_rank = None  # this process's rank in the job, known at registration
+
+    def _registered(self, process_set_id, world_rank):
+        self.process_set_id, self._world_rank = process_set_id, world_rank
+
+    def size(self):
+        """Number of ranks in the set."""
+        return len(self.ranks)
+
+    def included(self):
+        """Whether this process belongs to the set."""
+        _require_registered(self)
+        return self._world_rank in self.ranks
+
+    def rank(self):
+        """This process's rank within the set (its index in ``ranks``), or -1 outside it."""
+        return self.ranks.index(self._world_rank) if self.included() else -1
+
+    def __eq__(self, other):
+        return (isinstance(other, ProcessSet) and self.ranks == other.ranks
+                and self.process_set_id == other.process_set_id)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks})"
+
+
+# The set of every rank, id 0; its ranks are filled in by init().
+global_process_set = ProcessSet([])
+global_process_set.process_set_id = 0
+
+
+def _require_registered(process_set):
+    if process_set.process_set_id is None:
+        raise ValueError(f"process set {process_set.ranks} is not registered (never added, or "
+                         "removed); pass it to init(process_sets=[...]) or add_process_set()")
+
+
+def process_set_id_of(process_set):
+    """The id the compiled operations take for ``process_set``; ValueError unless it is a
+    registered ProcessSet."""
+    if not isinstance(process_set, ProcessSet):
+        raise ValueError(f"process_set must be a ProcessSet (e.g. hvd.global_process_set); "
+                         f"got {type(process_set).__name__}")
+    _require_registered(process_set)
+    return process_set.process_set_id
+
+
+def as_new_process_set(ranks_or_set):
+    """A ProcessSet to register: ``ranks_or_set`` itself if it is an unregistered
+    ProcessSet, else a new one over those ranks."""
+    if not isinstance(ranks_or_set, ProcessSet):
+        return ProcessSet(ranks_or_set)
+    if ranks_or_set.process_set_id is not None:
+        raise ValueError(f"{ranks_or_set!r} is already registered")
+    return ranks_or_set
