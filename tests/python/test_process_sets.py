@@ -6,6 +6,9 @@ conftest), so sets are added and removed after init(); without it they are refus
 which a child job checks. Each test removes the sets it added.
 """
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -273,3 +276,26 @@ if ps.included():
                 "(or HOROVOD_DYNAMIC_PROCESS_SETS=1)") in out, out
         assert f"rank {rank}: remove: remove_process_set needs HORDE_DYNAMIC_PROCESS_SETS=1" in out, out
     assert "rank 1: sum: 1.0" in out and "rank 0: sum" not in out, out
+
+
+@pytest.mark.skipif(hvd.size() != 1, reason="starts its own job: only in the 1-rank run")
+def test_a_failed_rank_fails_the_pending_operations_of_its_sets_too():
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OMPI_", "PMIX_", "PRTE_", "HORDE_", "HOROVOD_"))}
+    code = CHILD_PRELUDE.replace("hvd.init()\n", "ps = hvd.ProcessSet([0, 1])\nhvd.init(process_sets=[ps])\n")
+    code += """
+if rank == 1:
+    hvd.allreduce(torch.ones(2), name="warmup", process_set=ps)
+    raise RuntimeError("boom")
+if rank == 0:
+    hvd.allreduce(torch.ones(2), name="warmup", process_set=ps)
+    try:
+        within(20, lambda: hvd.allreduce(torch.ones(2), name="never.on.rank1", process_set=ps))
+        say("set: no error")
+    except hvd.HordeInternalError as e:
+        say(f"set: {e}")
+"""
+    done = subprocess.run([*MPIRUN_2[:-1], "3", sys.executable, "-c", code], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0, done.stdout
+    assert "rank 0: set: rank 1 failed: RuntimeError: boom" in done.stdout, done.stdout + done.stderr
