@@ -5,6 +5,7 @@
 namespace horde {
 
 RoundPacer::Duration RoundPacer::Next(bool progressed, bool undecided) {
+  last_progressed_ = progressed;
   if (undecided) {
     idle_wait_ = cycle_time_;
     busy_wait_ = progressed ? kFirstBusyWait : std::min(busy_wait_ * 2, cycle_time_);

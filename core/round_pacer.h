@@ -17,6 +17,8 @@ class RoundPacer {
   using Duration = std::chrono::microseconds;
   static constexpr Duration kFirstBusyWait{50};
   static constexpr Duration kLongestIdleWait{50000};
+  // After a round that made progress, how long to poll for new work before sleeping.
+  static constexpr Duration kSpinAfterProgress{50};
 
   explicit RoundPacer(Duration cycle_time, Duration longest_idle = kLongestIdleWait)
       : cycle_time_(cycle_time), longest_idle_(longest_idle), idle_wait_(cycle_time) {}
@@ -24,6 +26,8 @@ class RoundPacer {
   // `progressed`: the last round submitted or completed operations of this rank;
   // `undecided`: this rank has operations waiting for other ranks.
   Duration Next(bool progressed, bool undecided);
+  // How much of the next wait to spend polling (see TensorQueue::WaitForWork).
+  Duration spin() const { return last_progressed_ ? kSpinAfterProgress : Duration(0); }
 
   void set_cycle_time(Duration cycle_time) { cycle_time_ = cycle_time; }
 
@@ -32,6 +36,7 @@ class RoundPacer {
   Duration longest_idle_;
   Duration busy_wait_{kFirstBusyWait};
   Duration idle_wait_;
+  bool last_progressed_ = false;
 };
 
 }  // namespace horde

@@ -138,7 +138,7 @@ void Runtime::Loop() {
   Status exit_status = Status::Aborted("horde has been shut down");
   RoundPacer::Duration wait = pacer_.Next(false, false);
   while (true) {
-    queue_.WaitForWork(wait);
+    queue_.WaitForWork(wait, pacer_.spin());
     timeline_->MarkCycle();
     if (autotuner_ && topology_.rank == 0) negotiator_.set_coordinator_word(autotuner_->choice());
     RequestList mine;

@@ -1,5 +1,7 @@
 #include "core/tensor_queue.h"
 
+#include <algorithm>
+#include <thread>
 #include <unordered_set>
 
 namespace horde {
@@ -20,12 +22,19 @@ Status TensorQueue::Add(std::vector<Request> requests, std::vector<TensorEntry> 
       entries_.emplace(requests[i].name, std::move(entries[i]));
       new_requests_.push_back(std::move(requests[i]));
     }
+    has_new_requests_.store(!new_requests_.empty(), std::memory_order_release);
   }
   cv_.notify_one();
   return Status::Ok();
 }
 
-void TensorQueue::WaitForWork(std::chrono::microseconds timeout) {
+void TensorQueue::WaitForWork(std::chrono::microseconds timeout,
+                              std::chrono::microseconds spin) {
+  const auto spin_until = std::chrono::steady_clock::now() + std::min(spin, timeout);
+  while (!has_new_requests_.load(std::memory_order_acquire) &&
+         std::chrono::steady_clock::now() < spin_until) {
+    std::this_thread::yield();
+  }
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait_for(lock, timeout, [this] { return woken_ || !new_requests_.empty(); });
   woken_ = false;
@@ -43,6 +52,7 @@ std::vector<Request> TensorQueue::TakeNewRequests() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Request> out;
   out.swap(new_requests_);
+  has_new_requests_.store(false, std::memory_order_release);
   return out;
 }
 
@@ -67,6 +77,7 @@ std::vector<TensorEntry> TensorQueue::Close(const Status& status) {
   for (auto& kv : entries_) out.push_back(std::move(kv.second));
   entries_.clear();
   new_requests_.clear();
+  has_new_requests_.store(false, std::memory_order_release);
   return out;
 }
 

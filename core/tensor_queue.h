@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -21,8 +22,12 @@ class TensorQueue {
   // in flight (or repeated), or with the closing status once the queue is closed.
   Status Add(std::vector<Request> requests, std::vector<TensorEntry> entries);
 
-  // Blocks until new requests arrive, Wake() is called, or the timeout passes.
-  void WaitForWork(std::chrono::microseconds timeout);
+  // Blocks until new requests arrive, Wake() is called, or the timeout passes. For the
+  // first `spin` of it, it polls (yielding the core) instead of sleeping: a request that
+  // comes soon, as the next one of a burst or of a loop of blocking calls does, then
+  // starts its round without the cost of a thread wake-up.
+  void WaitForWork(std::chrono::microseconds timeout,
+                   std::chrono::microseconds spin = std::chrono::microseconds(0));
   void Wake();
 
   std::vector<Request> TakeNewRequests();
@@ -39,6 +44,7 @@ class TensorQueue {
   std::unordered_map<std::string, TensorEntry> entries_;
   std::vector<Request> new_requests_;
   bool woken_ = false;
+  std::atomic<bool> has_new_requests_{false};  // new_requests_ is non-empty
   bool closed_ = false;
   Status close_status_;
 };
