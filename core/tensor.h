@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/data_type.h"
+#include "core/ready_event.h"
 #include "core/status.h"
 
 namespace horde {
@@ -45,6 +46,9 @@ struct TensorEntry {
   // an int32 tensor with one element per rank that receives the rows each rank sent here.
   std::vector<int64_t> splits;
   std::shared_ptr<Tensor> received_splits;
+  // GPU tensors: when the input's values are final on the device (null: already final,
+  // or nobody recorded it; the GPU ops then order after the device's legacy stream).
+  std::shared_ptr<ReadyEvent> ready_event;
 };
 
 }  // namespace horde

@@ -1,0 +1,12 @@
+#include "mpi_ops/cuda_check.h"
+
+namespace horde {
+namespace mpi {
+
+Status CheckCuda(cudaError_t code, const char* call, const std::string& what) {
+  if (code == cudaSuccess) return Status::Ok();
+  return Status::Internal(std::string(call) + " (" + what + "): " + cudaGetErrorString(code));
+}
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,48 @@
+#include "mpi_ops/gpu_ops.h"
+
+#include "mpi_ops/hierarchical_allreduce.h"
+#include "mpi_ops/host_staged_op.h"
+#include "mpi_ops/mpi_allgather.h"
+#include "mpi_ops/mpi_allreduce.h"
+#include "mpi_ops/mpi_alltoall.h"
+#include "mpi_ops/mpi_broadcast.h"
+#include "mpi_ops/mpi_reducescatter.h"
+#include "mpi_ops/nccl_allgather.h"
+#include "mpi_ops/nccl_allreduce.h"
+#include "mpi_ops/nccl_alltoall.h"
+#include "mpi_ops/nccl_broadcast.h"
+#include "mpi_ops/nccl_reducescatter.h"
+
+namespace horde {
+namespace mpi {
+
+void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
+                    const std::shared_ptr<MpiDatatypes>& types, const std::shared_ptr<Timeline>& timeline,
+                    const GpuSettings& settings) {
+  auto resources = std::make_shared<NcclResources>(context, timeline);
+  if (settings.use_nccl) {
+    if (settings.hierarchical_allreduce) {
+      ops->Register(OpType::kAllreduce, std::make_unique<HierarchicalAllreduce>(resources, types));
+    }
+    ops->Register(OpType::kAllreduce, std::make_unique<NcclAllreduce>(resources));
+    ops->Register(OpType::kAllgather, std::make_unique<NcclAllgather>(resources));
+    ops->Register(OpType::kBroadcast, std::make_unique<NcclBroadcast>(resources));
+    ops->Register(OpType::kAlltoall, std::make_unique<NcclAlltoall>(resources));
+    ops->Register(OpType::kReducescatter, std::make_unique<NcclReducescatter>(resources));
+  }
+  // What NCCL does not take (int16, bool, or everything under HORDE_GPU_OPERATIONS=MPI)
+  // goes through host memory to the MPI implementations.
+  auto staged = [&](std::unique_ptr<CollectiveOp> host_op) {
+    return std::make_unique<HostStagedOp>(resources, std::move(host_op));
+  };
+  ops->Register(OpType::kAllreduce, staged(std::make_unique<MpiAllreduce>(context, types, timeline)));
+  ops->Register(OpType::kAllgather, staged(std::make_unique<MpiAllgather>(context)));
+  ops->Register(OpType::kBroadcast, staged(std::make_unique<MpiBroadcast>(context)));
+  ops->Register(OpType::kAlltoall, staged(std::make_unique<MpiAlltoall>(context)));
+  ops->Register(OpType::kReducescatter, staged(std::make_unique<MpiReducescatter>(context, types)));
+}
+
+bool GpuOpsBuilt() { return true; }
+
+}  // namespace mpi
+}  // namespace horde

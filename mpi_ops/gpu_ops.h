@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+
+#include "core/op_registry.h"
+#include "core/timeline.h"
+#include "mpi_ops/mpi_context.h"
+#include "mpi_ops/mpi_datatypes.h"
+
+namespace horde {
+namespace mpi {
+
+// How the GPU path reduces GPU tensors.
+struct GpuSettings {
+  // HORDE_GPU_OPERATIONS=NCCL (default) or MPI: MPI stages every GPU tensor through host
+  // memory (also what two ranks sharing one GPU need).
+  bool use_nccl = true;
+  // HORDE_HIERARCHICAL_ALLREDUCE=1: NCCL inside the node, MPI across nodes.
+  bool hierarchical_allreduce = false;
+};
+
+// Registers the GPU implementations of the collectives (enabled for tensors on a GPU),
+// to be called before the host ones are registered. A build without CUDA and NCCL
+// (gpu_ops_none.cc) registers nothing, so GPU tensors fail with "this build has no ...".
+void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
+                    const std::shared_ptr<MpiDatatypes>& types, const std::shared_ptr<Timeline>& timeline,
+                    const GpuSettings& settings);
+
+// Whether this build has the GPU path (for nccl_built() / cuda_built()).
+bool GpuOpsBuilt();
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,95 @@
+#include "mpi_ops/hierarchical_allreduce.h"
+
+#include <climits>
+
+#include "mpi_ops/cuda_check.h"
+#include "mpi_ops/cuda_kernels.h"
+#include "mpi_ops/nccl_check.h"
+#include "mpi_ops/nccl_datatypes.h"
+
+namespace horde {
+namespace mpi {
+
+HierarchicalAllreduce::~HierarchicalAllreduce() {
+  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+  if (cross_ != MPI_COMM_NULL) MPI_Comm_free(&cross_);
+}
+
+bool HierarchicalAllreduce::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+  const Topology& topology = r_->mpi->topology();
+  return topology.cross_size > 1 && topology.homogeneous && NcclAllreduce::Enabled(response, entries);
+}
+
+Status HierarchicalAllreduce::EnsureCommunicators() {
+  if (node_ != MPI_COMM_NULL) return Status::Ok();
+  const Topology& topology = r_->mpi->topology();
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_split_type(r_->mpi->world(), MPI_COMM_TYPE_SHARED, topology.rank,
+                                                     MPI_INFO_NULL, &node_),
+                                 "MPI_Comm_split_type (hierarchical allreduce)"));
+  int local_rank = 0;
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
+  return CheckMpi(MPI_Comm_split(r_->mpi->world(), local_rank, topology.rank, &cross_),
+                  "MPI_Comm_split (hierarchical allreduce)");
+}
+
+Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response, int device,
+                                     cudaStream_t stream, const std::string& what) {
+  HORDE_RETURN_IF_ERROR(EnsureCommunicators());
+  ncclComm_t node;
+  HORDE_RETURN_IF_ERROR(r_->comms.GetOver(node_, "node", device, what, &node));
+  int local_rank = 0, local_size = 1;
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_size(node_, &local_size), "MPI_Comm_size"));
+  ncclDataType_t type;
+  NcclType(response.dtype, &type);
+  // Average sums everywhere and divides once by the world size at the end.
+  const ReduceOp reduce = response.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : response.reduce_op;
+  const ncclRedOp_t op = NcclOp(reduce, response.dtype);
+  const int64_t element_size = DataTypeSize(response.dtype);
+  char* bytes = static_cast<char*>(data);
+  const int64_t shard = count / local_size;
+  const int64_t rest = count - shard * local_size;
+  char* my_shard = bytes + local_rank * shard * element_size;
+  char* rest_at = bytes + shard * local_size * element_size;
+
+  HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, stream),
+                                  "prescale kernel", what));
+  if (shard > 0) {
+    HORDE_RETURN_IF_ERROR(CheckNccl(ncclReduceScatter(bytes, my_shard, shard, type, op, node, stream),
+                                    "ncclReduceScatter (within the node)", what));
+  }
+  if (rest > 0) {
+    HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(rest_at, rest_at, rest, type, op, node, stream),
+                                    "ncclAllReduce (within the node)", what));
+  }
+  if (shard > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(my_shard, shard, response, stream, what));
+  if (rest > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(rest_at, rest, response, stream, what));
+  if (shard > 0) {
+    HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllGather(my_shard, bytes, shard, type, node, stream),
+                                    "ncclAllGather (within the node)", what));
+  }
+  double postscale = response.postscale;
+  if (response.reduce_op == ReduceOp::kAverage) postscale /= r_->mpi->topology().size;
+  return CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, postscale, stream), "postscale kernel", what);
+}
+
+Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const Response& response,
+                                                cudaStream_t stream, const std::string& what) {
+  if (count > INT_MAX) return Status::InvalidArgument(what + ": a shard over INT_MAX elements");
+  const int64_t bytes = count * DataTypeSize(response.dtype);
+  char* host = staging_.Reserve(bytes);
+  HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, stream),
+                                  "cudaMemcpyAsync (shard to host)", what));
+  HORDE_RETURN_IF_ERROR(CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize", what));
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allreduce(MPI_IN_PLACE, host, static_cast<int>(count),
+                                               types_->Datatype(response.dtype),
+                                               types_->Op(response.dtype, response.reduce_op), cross_),
+                                 "MPI_Allreduce (across nodes)"));
+  // From pageable memory the copy has consumed `host` when the call returns, so the
+  // staging buffer may be reused by the next shard.
+  return CheckCuda(cudaMemcpyAsync(data, host, bytes, cudaMemcpyHostToDevice, stream),
+                   "cudaMemcpyAsync (shard to device)", what);
+}
+
+}  // namespace mpi
+}  // namespace horde

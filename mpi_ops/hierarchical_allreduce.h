@@ -1,0 +1,46 @@
+#pragma once
+
+#include <memory>
+
+#include "mpi_ops/host_buffer.h"
+#include "mpi_ops/mpi_datatypes.h"
+#include "mpi_ops/nccl_allreduce.h"
+
+namespace horde {
+namespace mpi {
+
+// HORDE_HIERARCHICAL_ALLREDUCE=1 on several nodes: NCCL reduce-scatter within the node
+// leaves each local rank one shard; each shard is allreduced across nodes with MPI
+// (through host memory, among the ranks of the same local rank); NCCL allgather within
+// the node puts the shards back together. The elements that do not divide evenly into
+// shards are allreduced in the node and across nodes whole. Fusion as NcclAllreduce.
+// The MPI step waits for the GPU on the background thread.
+class HierarchicalAllreduce : public NcclAllreduce {
+ public:
+  HierarchicalAllreduce(std::shared_ptr<NcclResources> resources, std::shared_ptr<MpiDatatypes> types)
+      : NcclAllreduce(std::move(resources)), types_(std::move(types)) {}
+  ~HierarchicalAllreduce() override;
+
+  // As NcclAllreduce, on more than one node with the same number of ranks on each.
+  bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
+
+ protected:
+  Status Reduce(void* data, int64_t count, const Response& response, int device, cudaStream_t stream,
+                const std::string& what) override;
+
+ private:
+  // Splits the runtime's communicator into node and cross-node ones on first use (every
+  // rank executes the same first hierarchical allreduce).
+  Status EnsureCommunicators();
+  // The MPI allreduce across nodes of `count` elements of device memory at `data`.
+  Status ReduceAcrossNodes(char* data, int64_t count, const Response& response, cudaStream_t stream,
+                           const std::string& what);
+
+  std::shared_ptr<MpiDatatypes> types_;
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Comm cross_ = MPI_COMM_NULL;
+  HostBuffer staging_;
+};
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,77 @@
+#include "mpi_ops/host_staged_op.h"
+
+#include "core/host_tensor.h"
+#include "mpi_ops/cuda_check.h"
+#include "mpi_ops/nccl_check.h"
+
+namespace horde {
+namespace mpi {
+namespace {
+
+bool OnGpu(const std::shared_ptr<Tensor>& tensor) { return tensor && tensor->device() >= 0; }
+
+// Enqueues a copy of `from` into `to` (same byte size; either may be on the GPU).
+Status Copy(Tensor& from, Tensor& to, cudaStream_t stream, const std::string& what) {
+  const int64_t bytes = from.size_bytes();
+  if (bytes == 0) return Status::Ok();
+  return CheckCuda(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDefault, stream),
+                   "cudaMemcpyAsync (host staging)", what);
+}
+
+// A host tensor of `tensor`'s type and shape, or `tensor` itself if it is on the host.
+std::shared_ptr<Tensor> HostLike(const std::shared_ptr<Tensor>& tensor) {
+  if (!OnGpu(tensor)) return tensor;
+  return std::make_shared<HostTensor>(tensor->dtype(), tensor->shape());
+}
+
+}  // namespace
+
+Status HostStagedOp::Execute(std::vector<TensorEntry>& entries, const Response& response) {
+  const std::string what = OperationName(OpTypeName(response.op), response.names) + " (host staging)";
+  int device = response.device;
+  for (const auto& e : entries) {
+    if (OnGpu(e.input)) device = e.input->device();
+  }
+  cudaStream_t stream;
+  HORDE_RETURN_IF_ERROR(r_->devices.Stream(device, &stream));
+  HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
+
+  std::vector<TensorEntry> host(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    TensorEntry& e = entries[i];
+    TensorEntry& h = host[i];
+    h.name = e.name;
+    h.input = HostLike(e.input);
+    if (h.input != e.input) HORDE_RETURN_IF_ERROR(Copy(*e.input, *h.input, stream, what));
+    // In place stays in place; a separate output gets its own host copy; an output
+    // whose shape only negotiation decides is allocated on the host and mirrored below.
+    h.output = e.output == e.input ? h.input : (e.output ? HostLike(e.output) : nullptr);
+    const DataType dtype = e.input->dtype();
+    h.allocate_output = [dtype](const TensorShape& shape, std::shared_ptr<Tensor>* out) {
+      *out = std::make_shared<HostTensor>(dtype, shape);
+      return Status::Ok();
+    };
+    h.splits = e.splits;
+    h.received_splits = HostLike(e.received_splits);
+    h.callback = [](const Status&) {};
+  }
+  HORDE_RETURN_IF_ERROR(CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize", what));
+
+  Response on_host = response;
+  on_host.device = kCpuDevice;
+  HORDE_RETURN_IF_ERROR(host_op_->Execute(host, on_host));
+
+  for (size_t i = 0; i < entries.size(); ++i) {
+    TensorEntry& e = entries[i];
+    TensorEntry& h = host[i];
+    if (!e.output) HORDE_RETURN_IF_ERROR(e.allocate_output(h.output->shape(), &e.output));
+    if (h.output != e.output) HORDE_RETURN_IF_ERROR(Copy(*h.output, *e.output, stream, what));
+    if (h.received_splits != e.received_splits) {
+      HORDE_RETURN_IF_ERROR(Copy(*h.received_splits, *e.received_splits, stream, what));
+    }
+  }
+  return CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize", what);
+}
+
+}  // namespace mpi
+}  // namespace horde

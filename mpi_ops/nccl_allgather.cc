@@ -1,0 +1,70 @@
+#include "mpi_ops/nccl_allgather.h"
+
+#include <algorithm>
+
+#include "mpi_ops/nccl_allreduce.h"
+#include "mpi_ops/nccl_check.h"
+
+namespace horde {
+namespace mpi {
+
+bool NcclAllgather::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+  return OnOneGpu(response, entries, false);
+}
+
+Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response& response) {
+  const std::string what = OperationName("allgather", response.names);
+  const size_t size = static_cast<size_t>(r_->mpi->topology().size);
+  if (response.first_dims.size() != entries.size() * size) {
+    return Status::Internal(what + ": the response carries " + std::to_string(response.first_dims.size()) +
+                            " first dimensions for " + std::to_string(entries.size()) + " tensors on " +
+                            std::to_string(size) + " ranks");
+  }
+  const int device = entries[0].input->device();
+  cudaStream_t stream;
+  HORDE_RETURN_IF_ERROR(r_->devices.Stream(device, &stream));
+  ncclComm_t comm;
+  HORDE_RETURN_IF_ERROR(r_->comms.Get(device, what, &comm));
+  HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
+  // An allocation failure inside the group still ends it, so NCCL is left consistent.
+  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
+  Status status;
+  for (size_t i = 0; i < entries.size() && status.ok(); ++i) {
+    status = Gather(entries[i], &response.first_dims[i * size], comm, stream, what);
+  }
+  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what));
+  HORDE_RETURN_IF_ERROR(status);
+  return r_->finalizer.CompleteAfter(entries, stream, what);
+}
+
+Status NcclAllgather::Gather(TensorEntry& entry, const int64_t* first_dims, ncclComm_t comm,
+                             cudaStream_t stream, const std::string& what) {
+  const int size = r_->mpi->topology().size;
+  TensorShape shape = entry.input->shape();
+  // A scalar gathers as one row per rank.
+  TensorShape row_shape = shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
+  const int64_t row_bytes = NumElements(row_shape) * DataTypeSize(entry.input->dtype());
+  int64_t rows = 0;
+  for (int r = 0; r < size; ++r) rows += first_dims[r];
+  TensorShape output_shape = row_shape;
+  output_shape.insert(output_shape.begin(), rows);
+  HORDE_RETURN_IF_ERROR(entry.allocate_output(output_shape, &entry.output));
+
+  char* out = static_cast<char*>(entry.output->data());
+  const bool equal = std::all_of(first_dims, first_dims + size, [&](int64_t d) { return d == first_dims[0]; });
+  if (equal) {
+    return CheckNccl(ncclAllGather(entry.input->data(), out, first_dims[0] * row_bytes, ncclUint8, comm, stream),
+                     "ncclAllGather", what);
+  }
+  int64_t offset = 0;
+  for (int r = 0; r < size; ++r) {
+    const int64_t bytes = first_dims[r] * row_bytes;
+    HORDE_RETURN_IF_ERROR(CheckNccl(ncclBroadcast(entry.input->data(), out + offset, bytes, ncclUint8, r, comm, stream),
+                                    "ncclBroadcast", what));
+    offset += bytes;
+  }
+  return Status::Ok();
+}
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "core/collective_op.h"
+#include "mpi_ops/nccl_resources.h"
+
+namespace horde {
+namespace mpi {
+
+// Allgather of GPU tensors with NCCL, as bytes (so every dtype works). Equal first
+// dimensions use ncclAllGather; differing ones one ncclBroadcast per rank into its rows
+// of the output, all in one NCCL group.
+class NcclAllgather : public CollectiveOp {
+ public:
+  explicit NcclAllgather(std::shared_ptr<NcclResources> resources) : r_(std::move(resources)) {}
+
+  bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
+  Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
+
+ private:
+  Status Gather(TensorEntry& entry, const int64_t* first_dims, ncclComm_t comm, cudaStream_t stream,
+                const std::string& what);
+
+  std::shared_ptr<NcclResources> r_;
+};
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,86 @@
+#include "mpi_ops/nccl_allreduce.h"
+
+#include "core/fusion_planner.h"
+#include "mpi_ops/cuda_check.h"
+#include "mpi_ops/cuda_kernels.h"
+#include "mpi_ops/nccl_check.h"
+#include "mpi_ops/nccl_datatypes.h"
+
+namespace horde {
+namespace mpi {
+
+bool OnOneGpu(const Response& response, const std::vector<TensorEntry>& entries, bool needs_nccl_type) {
+  if (response.device < 0 || entries.empty()) return false;
+  ncclDataType_t type;
+  if (needs_nccl_type && !NcclType(response.dtype, &type)) return false;
+  const int32_t device = entries[0].input->device();
+  for (const auto& entry : entries) {
+    if (entry.input->device() != device || device < 0) return false;
+  }
+  return true;
+}
+
+bool NcclAllreduce::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+  return OnOneGpu(response, entries, true);
+}
+
+Status NcclAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& response) {
+  const std::string what = OperationName("allreduce", response.names);
+  const int device = entries[0].input->device();
+  cudaStream_t stream;
+  HORDE_RETURN_IF_ERROR(r_->devices.Stream(device, &stream));
+  HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
+  const int64_t element_size = DataTypeSize(response.dtype);
+
+  if (entries.size() == 1) {
+    r_->timeline->ActivityStart(response.names, "NCCL_ALLREDUCE");
+    TensorEntry& e = entries[0];
+    const int64_t bytes = e.input->size_bytes();
+    if (e.output->data() != e.input->data() && bytes > 0) {
+      HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(e.output->data(), e.input->data(), bytes,
+                                                      cudaMemcpyDeviceToDevice, stream),
+                                      "cudaMemcpyAsync", what));
+    }
+    HORDE_RETURN_IF_ERROR(Reduce(e.output->data(), bytes / element_size, response, device, stream, what));
+    return r_->finalizer.CompleteAfter(entries, stream, what);
+  }
+
+  std::vector<int64_t> sizes;
+  for (auto& e : entries) sizes.push_back(e.input->size_bytes());
+  int64_t total = 0;
+  const std::vector<int64_t> offsets = FusionOffsets(sizes, &total);
+  char* buffer = nullptr;
+  HORDE_RETURN_IF_ERROR(r_->devices.FusionBuffer(device, total, &buffer));
+  // Alignment padding is not zeroed (unlike the host path): a GPU does not trap on the
+  // garbage a scale kernel may meet there, and padding is never copied out.
+  std::vector<CopySpan> in, out;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    in.push_back({entries[i].input->data(), buffer + offsets[i], sizes[i]});
+    out.push_back({buffer + offsets[i], entries[i].output->data(), sizes[i]});
+  }
+  r_->timeline->ActivityStart(response.names, "MEMCPY_IN_FUSION_BUFFER");
+  HORDE_RETURN_IF_ERROR(CheckCuda(BatchedDeviceCopy(in, stream), "BatchedDeviceCopy (in)", what));
+  r_->timeline->ActivityStart(response.names, "NCCL_ALLREDUCE");
+  HORDE_RETURN_IF_ERROR(Reduce(buffer, total / element_size, response, device, stream, what));
+  r_->timeline->ActivityStart(response.names, "MEMCPY_OUT_FUSION_BUFFER");
+  HORDE_RETURN_IF_ERROR(CheckCuda(BatchedDeviceCopy(out, stream), "BatchedDeviceCopy (out)", what));
+  return r_->finalizer.CompleteAfter(entries, stream, what);
+}
+
+Status NcclAllreduce::Reduce(void* data, int64_t count, const Response& response, int device,
+                             cudaStream_t stream, const std::string& what) {
+  ncclComm_t comm;
+  HORDE_RETURN_IF_ERROR(r_->comms.Get(device, what, &comm));
+  ncclDataType_t type;
+  NcclType(response.dtype, &type);
+  HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, stream),
+                                  "prescale kernel", what));
+  HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(data, data, count, type, NcclOp(response.reduce_op, response.dtype),
+                                                comm, stream),
+                                  "ncclAllReduce", what));
+  const double postscale = NcclPostscale(response, r_->mpi->topology().size);
+  return CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, postscale, stream), "postscale kernel", what);
+}
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "core/collective_op.h"
+#include "mpi_ops/nccl_resources.h"
+
+namespace horde {
+namespace mpi {
+
+// Allreduce of GPU tensors with NCCL on the runtime's stream. One tensor is reduced in
+// place in its output; several are packed into the device fusion buffer with one batched
+// copy kernel, reduced, and copied out the same way. Pre/post scaling runs as kernels on
+// the same stream. Nothing here waits for the GPU: the finalizer completes the entries.
+class NcclAllreduce : public CollectiveOp {
+ public:
+  explicit NcclAllreduce(std::shared_ptr<NcclResources> resources) : r_(std::move(resources)) {}
+
+  // GPU tensors of a type NCCL has (int16 and bool go through host staging).
+  bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
+  Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
+
+ protected:
+  // Scales, reduces and scales `count` elements at `data` on `stream` (the algorithm;
+  // HierarchicalAllreduce replaces it and keeps the fusion handling).
+  virtual Status Reduce(void* data, int64_t count, const Response& response, int device, cudaStream_t stream,
+                const std::string& what);
+
+  std::shared_ptr<NcclResources> r_;
+};
+
+// Whether the response is on a GPU, all its entries are on the same GPU and (if asked)
+// its type is one NCCL has. Shared by the NCCL ops' Enabled().
+bool OnOneGpu(const Response& response, const std::vector<TensorEntry>& entries, bool needs_nccl_type);
+
+}  // namespace mpi
+}  // namespace horde

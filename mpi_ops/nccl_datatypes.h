@@ -1,0 +1,24 @@
+#pragma once
+
+#include <nccl.h>
+
+#include "core/data_type.h"
+#include "core/response.h"
+
+namespace horde {
+namespace mpi {
+
+// NCCL's type for `dtype`; false for the types NCCL lacks (int16, bool), which the GPU
+// path then reduces through host staging.
+bool NcclType(DataType dtype, ncclDataType_t* type);
+
+// NCCL's reduction for `op` on `dtype`: Average is ncclAvg for floating types; for
+// integers it is a sum, divided afterwards by a scale kernel (as the host path truncates).
+ncclRedOp_t NcclOp(ReduceOp op, DataType dtype);
+
+// The factor to apply after NcclOp's reduction over `size` ranks: the response's
+// postscale, divided by `size` where NcclOp summed an integer average.
+double NcclPostscale(const Response& response, int size);
+
+}  // namespace mpi
+}  // namespace horde

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "core/collective_op.h"
+#include "mpi_ops/nccl_resources.h"
+
+namespace horde {
+namespace mpi {
+
+// Reducescatter of GPU tensors with NCCL: rank r keeps its share of the first dimension
+// (core/row_split.h). Equal shares use ncclReduceScatter; unequal ones one ncclReduce
+// per rank to that rank, in one NCCL group. A prescaled input is scaled in the device
+// fusion buffer, never in the caller's tensor.
+class NcclReducescatter : public CollectiveOp {
+ public:
+  explicit NcclReducescatter(std::shared_ptr<NcclResources> resources) : r_(std::move(resources)) {}
+
+  bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
+  Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
+
+ private:
+  Status Scatter(TensorEntry& entry, const Response& response, int device, ncclComm_t comm, cudaStream_t stream,
+                 const std::string& what);
+
+  std::shared_ptr<NcclResources> r_;
+};
+
+}  // namespace mpi
+}  // namespace horde

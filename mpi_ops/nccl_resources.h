@@ -1,0 +1,30 @@
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "core/timeline.h"
+#include "mpi_ops/cuda_devices.h"
+#include "mpi_ops/cuda_finalizer.h"
+#include "mpi_ops/mpi_context.h"
+#include "mpi_ops/nccl_communicators.h"
+
+namespace horde {
+namespace mpi {
+
+// What the GPU ops of one runtime share. Members are destroyed in reverse order: the
+// finalizer first (it waits for the work in flight), then the communicators, then the
+// streams and buffers that work used.
+struct NcclResources {
+  explicit NcclResources(std::shared_ptr<MpiContext> context, std::shared_ptr<Timeline> timeline)
+      : mpi(context), timeline(std::move(timeline)), comms(std::move(context)) {}
+
+  std::shared_ptr<MpiContext> mpi;
+  std::shared_ptr<Timeline> timeline;
+  CudaDevices devices;
+  NcclCommunicators comms;
+  CudaFinalizer finalizer;
+};
+
+}  // namespace mpi
+}  // namespace horde
