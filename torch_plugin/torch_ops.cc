@@ -20,13 +20,36 @@ HandleTable& Handles() {
   return *table;
 }
 
-// The runtime of the process set, and its world ranks where `ranks` is given.
-std::shared_ptr<Runtime> RequireRuntime(int32_t process_set = 0, std::vector<int>* ranks = nullptr) {
+// Where an operation on a process set runs.
+struct Target {
   std::shared_ptr<Runtime> runtime;
-  std::vector<int> set_ranks;
-  ThrowIfError(FindProcessSet(process_set, &runtime, &set_ranks));
-  if (ranks) *ranks = std::move(set_ranks);
-  return runtime;
+  std::vector<int> ranks;  // the set's world ranks
+  // What the set's failures begin with: the ranks in its runtime's messages (e.g.
+  // "[2] on rank 1") count within the set. Empty for the global set.
+  std::string context;
+};
+
+Target RequireSet(int32_t process_set) {
+  Target target;
+  ThrowIfError(FindProcessSet(process_set, &target.runtime, &target.ranks));
+  if (process_set != 0) {
+    target.context = "process set " + std::to_string(process_set) + " (ranks " +
+                     RanksString(target.ranks) + ", numbered from 0 within the set): ";
+  }
+  return target;
+}
+
+std::shared_ptr<Runtime> RequireRuntime() { return RequireSet(0).runtime; }
+
+Status InContext(const Status& status, const std::string& context) {
+  if (status.ok() || context.empty()) return status;
+  const std::string message = context + status.message();
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: return Status::InvalidArgument(message);
+    case StatusCode::kPreconditionError: return Status::PreconditionError(message);
+    case StatusCode::kAborted: return Status::Aborted(message);
+    default: return Status::Internal(message);
+  }
 }
 
 // The set's own rank of world rank `root_rank`, which must be in the set. The global
@@ -62,6 +85,7 @@ void CheckOutputMatches(const at::Tensor& input, const at::Tensor& output, const
 
 // Operations checked and given handles, not yet queued.
 struct Batch {
+  std::string context;  // see Target
   std::vector<Request> requests;
   std::vector<TensorEntry> entries;
   std::vector<int> handles;
@@ -93,7 +117,9 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
       return Status::Ok();
     };
   }
-  entry.callback = [handle](const Status& status) { Handles().Complete(handle, status); };
+  entry.callback = [handle, context = batch->context](const Status& status) {
+    Handles().Complete(handle, InContext(status, context));
+  };
   batch->requests.push_back(std::move(request));
   batch->entries.push_back(std::move(entry));
   batch->handles.push_back(handle);
@@ -101,12 +127,13 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
 
 // Drops the batch's handles and throws `status`.
 [[noreturn]] void Abandon(const Batch& batch, const Status& status) {
+  const Status failure = InContext(status, batch.context);
   for (int handle : batch.handles) {
     std::shared_ptr<Tensor> unused;
-    Handles().Complete(handle, status);
+    Handles().Complete(handle, failure);
     Handles().WaitAndRelease(handle, &unused);
   }
-  throw Error(status);
+  throw Error(failure);
 }
 
 // Queues the batch, all or nothing, and returns its handles.
@@ -117,10 +144,10 @@ std::vector<int> EnqueueBatch(Runtime& runtime, Batch batch) {
 }
 
 int Submit(Request request, const at::Tensor& input, const at::Tensor& output, int32_t process_set) {
-  auto runtime = RequireRuntime(process_set);
-  Batch batch;
+  Target target = RequireSet(process_set);
+  Batch batch{target.context};
   Prepare(std::move(request), input, output, &batch);
-  return EnqueueBatch(*runtime, std::move(batch))[0];
+  return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
 // Queues `prototype` on each input (into outputs[i] where given, else into an output the
@@ -128,12 +155,12 @@ int Submit(Request request, const at::Tensor& input, const at::Tensor& output, i
 std::vector<int> SubmitGroup(const Request& prototype, const std::vector<at::Tensor>& inputs,
                              const std::vector<at::Tensor>& outputs, const std::string& name,
                              int32_t process_set) {
-  auto runtime = RequireRuntime(process_set);
+  Target target = RequireSet(process_set);
   if (inputs.empty()) {
     throw Error(Status::InvalidArgument(std::string("grouped ") + OpTypeName(prototype.op) +
                                         " needs a non-empty list of tensors"));
   }
-  Batch batch;
+  Batch batch{target.context};
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
       Prepare(prototype, inputs[i], i < outputs.size() ? outputs[i] : at::Tensor(), &batch);
@@ -141,7 +168,7 @@ std::vector<int> SubmitGroup(const Request& prototype, const std::vector<at::Ten
   } catch (const Error& e) {
     Abandon(batch, e.status());
   }
-  Status status = runtime->EnqueueGroup(name, std::move(batch.requests), std::move(batch.entries));
+  Status status = target.runtime->EnqueueGroup(name, std::move(batch.requests), std::move(batch.entries));
   if (!status.ok()) Abandon(batch, status);
   return batch.handles;
 }
@@ -229,15 +256,14 @@ int AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t pro
 
 int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
                    const std::string& name, int32_t process_set) {
-  std::vector<int> ranks;
-  auto runtime = RequireRuntime(process_set, &ranks);
+  Target target = RequireSet(process_set);
   Request request;
   request.op = OpType::kBroadcast;
   request.name = name;
-  request.root = RootInSet(root_rank, process_set, ranks);
-  Batch batch;
+  request.root = RootInSet(root_rank, process_set, target.ranks);
+  Batch batch{target.context};
   Prepare(std::move(request), input, output, &batch);
-  return EnqueueBatch(*runtime, std::move(batch))[0];
+  return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
 std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
@@ -267,18 +293,19 @@ std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
 int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
                   const at::Tensor& received_splits, const std::string& name,
                   int32_t process_set) {
-  auto runtime = RequireRuntime(process_set);
-  CheckReceivedSplits(received_splits, runtime->topology().size);
+  Target target = RequireSet(process_set);
+  const int set_size = static_cast<int>(target.ranks.size());
+  CheckReceivedSplits(received_splits, set_size);
   Request request;
   request.op = OpType::kAlltoall;
   request.name = name;
-  Batch batch;
+  Batch batch{target.context};
   Prepare(std::move(request), input, at::Tensor(), &batch);
-  Status status = ResolveAlltoallSplits(batch.requests[0], runtime->topology().size, &splits);
+  Status status = ResolveAlltoallSplits(batch.requests[0], set_size, &splits);
   if (!status.ok()) Abandon(batch, status);
   batch.entries[0].splits = std::move(splits);
   batch.entries[0].received_splits = std::make_shared<TorchTensor>(received_splits);
-  return EnqueueBatch(*runtime, std::move(batch))[0];
+  return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
 int ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
