@@ -81,6 +81,17 @@ Status ParseCpuOperations(const EnvLookup& env) {
   return Status::Ok();
 }
 
+Status ParseGpuOperations(const EnvLookup& env, bool* nccl) {
+  std::string var;
+  auto value = Lookup(env, "GPU_OPERATIONS", &var);
+  if (!value) return Status::Ok();
+  if (*value == "NCCL" || *value == "nccl" || *value == "MPI" || *value == "mpi") {
+    *nccl = *value == "NCCL" || *value == "nccl";
+    return Status::Ok();
+  }
+  return Malformed(var, *value, "NCCL or MPI");
+}
+
 }  // namespace
 
 EnvLookup ProcessEnv() {
@@ -106,6 +117,8 @@ Status Config::FromEnv(const EnvLookup& env, Config* config) {
                                     &c.autotune_sample_seconds));
   HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
   HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
+  HORDE_RETURN_IF_ERROR(ParseGpuOperations(env, &c.gpu_operations_nccl));
+  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "HIERARCHICAL_ALLREDUCE", &c.hierarchical_allreduce));
   HORDE_RETURN_IF_ERROR(
       ParseNumber(env, "STALL_CHECK_TIME_SECONDS", Bound::kPositive, &c.stall.check_seconds));
   HORDE_RETURN_IF_ERROR(ParseNumber(env, "STALL_SHUTDOWN_TIME_SECONDS", Bound::kNonNegative,

@@ -36,6 +36,10 @@ struct Config {
   // "DYNAMIC": none until start_timeline().
   std::string timeline_path;
   bool timeline_mark_cycles = false;
+  // HORDE_GPU_OPERATIONS=NCCL (default) or MPI: MPI stages GPU tensors through host memory.
+  bool gpu_operations_nccl = true;
+  // HORDE_HIERARCHICAL_ALLREDUCE=1: NCCL within the node, MPI across nodes.
+  bool hierarchical_allreduce = false;
   bool autotune = false;               // HORDE_AUTOTUNE
   std::string autotune_log;            // HORDE_AUTOTUNE_LOG: CSV of every sample
   double autotune_sample_seconds = 2;  // HORDE_AUTOTUNE_SAMPLE_SECONDS

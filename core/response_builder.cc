@@ -58,7 +58,9 @@ bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
       !Agree(by_rank, "group", [](R r) { return r.group.empty() ? "no group" : "group '" + r.group + "'"; },
              error) ||
       !Agree(by_rank, "dtype", [](R r) { return std::string(DataTypeName(r.dtype)); }, error) ||
-      !Agree(by_rank, "device", [](R r) { return DeviceName(r.device); }, error)) {
+      // CPU against GPU only: each rank normally drives its own GPU (cuda:0, cuda:1, ...).
+      !Agree(by_rank, "device", [](R r) { return std::string(r.device == kCpuDevice ? "cpu" : "gpu"); },
+             error)) {
     return false;
   }
   switch (by_rank[0].op) {

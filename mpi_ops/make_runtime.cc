@@ -1,5 +1,6 @@
 #include "mpi_ops/make_runtime.h"
 
+#include "mpi_ops/gpu_ops.h"
 #include "mpi_ops/mpi_allgather.h"
 #include "mpi_ops/mpi_allreduce.h"
 #include "mpi_ops/mpi_alltoall.h"
@@ -17,6 +18,11 @@ std::unique_ptr<Runtime> RuntimeOver(const Config& config, const std::shared_ptr
   auto types = std::make_shared<MpiDatatypes>();
   auto ops = std::make_unique<OpRegistry>();
   auto timeline = std::make_shared<Timeline>();
+  GpuSettings gpu;
+  gpu.use_nccl = config.gpu_operations_nccl;
+  gpu.hierarchical_allreduce = config.hierarchical_allreduce;
+  // Registered first: the GPU ops are tried before the host ones (and decline host tensors).
+  RegisterGpuOps(ops.get(), context, types, timeline, gpu);
   ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types, timeline));
   ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context));
   ops->Register(OpType::kBroadcast, std::make_unique<MpiBroadcast>(context));

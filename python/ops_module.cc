@@ -2,6 +2,7 @@
 // conversion, GIL release while waiting, and exception translation; no logic.
 #include <torch/extension.h>
 
+#include "mpi_ops/gpu_ops.h"
 #include "torch_plugin/torch_ops.h"
 
 namespace py = pybind11;
@@ -85,6 +86,7 @@ PYBIND11_MODULE(_ops, m) {
   m.def("topology", &TopologyDict);
   m.def("runtime_stats", &StatsDict);
   m.def("mpi_threads_supported", &torch_ops::MpiThreadsSupported);
+  m.def("gpu_built", &mpi::GpuOpsBuilt);
   m.def("start_timeline", &torch_ops::StartTimeline, py::arg("file_path"), py::arg("mark_cycles"),
         py::call_guard<py::gil_scoped_release>());
   m.def("stop_timeline", &torch_ops::StopTimeline, py::call_guard<py::gil_scoped_release>());

@@ -7,6 +7,7 @@
 #include "core/request_validator.h"
 #include "mpi_ops/make_runtime.h"
 #include "mpi_ops/mpi_context.h"
+#include "torch_plugin/cuda_ready_event.h"
 #include "torch_plugin/handle_table.h"
 #include "torch_plugin/torch_tensor.h"
 
@@ -98,6 +99,9 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
   ThrowIfError(ToHordeType(input.scalar_type(), &request.dtype));
   if (output.defined()) CheckOutputMatches(input, output, op_name);
 
+  // Before a handle exists, so a failure leaks none.
+  std::shared_ptr<ReadyEvent> ready;
+  ThrowIfError(RecordReadyEvent(input, &ready));
   HandleTable& handles = Handles();
   const int handle = handles.Allocate();
   auto input_tensor = std::make_shared<TorchTensor>(input);
@@ -106,6 +110,7 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
 
   TensorEntry entry;
   entry.input = input_tensor;
+  entry.ready_event = std::move(ready);
   if (output.defined()) {
     entry.output = std::make_shared<TorchTensor>(output);
     handles.SetOutput(handle, entry.output);

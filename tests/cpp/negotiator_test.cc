@@ -102,7 +102,7 @@ std::vector<Mismatch> AllMismatches() {
        "broadcast"},
       {"root rank", WithOp(OpType::kBroadcast), [](Request* r) { r->root = 1; }, "0", "1"},
       {"shape", WithOp(OpType::kBroadcast), Reshape({5}), "[4]", "[5]"},
-      {"device", allreduce, [](Request* r) { r->device = 0; }, "cpu", "cuda:0"},
+      {"device", allreduce, [](Request* r) { r->device = 0; }, "cpu", "gpu"},
       {"shape (all but the first dimension)", WithOp(OpType::kAllgather, {2, 3}), Reshape({2, 4}),
        "[*, 3]", "[*, 4]"},
       {"shape (all but the first dimension)", WithOp(OpType::kAllgather, {3}), Reshape({3, 1}),

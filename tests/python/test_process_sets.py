@@ -222,6 +222,24 @@ def test_mismatched_shapes_fail_on_the_set_and_the_next_operation_works(process_
     assert hvd.allreduce(torch.ones(1), op=hvd.Sum, name="world.after.mismatch").item() == hvd.size()
 
 
+@needs_ranks(4)
+def test_distributed_optimizer_averages_over_its_set_only(process_set):
+    pairs = [process_set([0, 1]), process_set([2, 3])]
+    mine = pairs[0] if hvd.rank() < 2 else pairs[1]
+    torch.manual_seed(3)
+    model = torch.nn.Linear(4, 1, bias=False)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1.0),
+                                         named_parameters=model.named_parameters(),
+                                         process_set=mine)
+    optimizer.zero_grad()
+    # The gradient of sum(w . x) is x: rank r contributes x = r + 1.
+    model(torch.full((1, 4), float(hvd.rank() + 1))).sum().backward()
+    optimizer.step()
+    expected_grad = sum(r + 1.0 for r in mine.ranks) / len(mine.ranks)
+    assert model.weight.grad.eq(expected_grad).all(), (model.weight.grad, mine.ranks)
+
+
+
 @needs_ranks(2)
 def test_remove_then_add_again(process_set):
     ps = process_set(odd_ranks())

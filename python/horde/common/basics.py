@@ -126,13 +126,12 @@ class HordeBasics:
     def mpi_built():
         return True
 
-    @staticmethod
-    def nccl_built():
-        return False
+    def nccl_built(self):
+        """True when this build has the GPU path (CUDA kernels and NCCL collectives)."""
+        return self._ops.gpu_built()
 
-    @staticmethod
-    def cuda_built():
-        return False
+    def cuda_built(self):
+        return self._ops.gpu_built()
 
     @staticmethod
     def rocm_built():

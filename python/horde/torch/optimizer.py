@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import torch
 
+from horde.common.process_sets import global_process_set
 from horde.torch.compression import Compression
 from horde.torch.gradient_buckets import GradientBuckets
 from horde.torch.mpi_ops import (
@@ -62,7 +63,7 @@ def _split_groups(params, groups, num_groups):
 class _DistributedOptimizer(torch.optim.Optimizer):
     def __init__(self, params, named_parameters, compression, backward_passes_per_step, op,
                  gradient_predivide_factor, groups, num_groups, sparse_as_dense,
-                 gradient_as_bucket_view, bucket_cap_mb):
+                 gradient_as_bucket_view, bucket_cap_mb, process_set):
         super(self.__class__, self).__init__(params)
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
@@ -76,6 +77,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._prescale = 1.0 / gradient_predivide_factor if op == Average else 1.0
         self._postscale = gradient_predivide_factor if op == Average else 1.0
         self._sparse_as_dense = sparse_as_dense
+        self._process_set = process_set
 
         trainable = [p for group in self.param_groups for p in group["params"] if p.requires_grad]
         self._trainable = trainable
@@ -131,7 +133,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if bucket is not None:
                 self._bucket_handles.append(allreduce_async_(
                     bucket.buffer, name=bucket.name, op=self._op,
-                    prescale_factor=self._prescale, postscale_factor=self._postscale))
+                    prescale_factor=self._prescale, postscale_factor=self._postscale,
+                    process_set=self._process_set))
             return
         group = self._group_of.get(p)
         if p.grad is None:
@@ -141,14 +144,16 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if p.grad.is_sparse and (self._sparse_as_dense or group is not None):
             p.grad = p.grad.to_dense()
         if p.grad.is_sparse:
-            self._pending[p] = (sparse_allreduce_async(p.grad, self._parameter_names[p], self._op),
+            self._pending[p] = (sparse_allreduce_async(p.grad, self._parameter_names[p], self._op,
+                                                       process_set=self._process_set),
                                 None, None)
             return
         if group is None:
             compressed, ctx = self._compression.compress(p.grad)
             handle = allreduce_async_(compressed, name=self._parameter_names[p], op=self._op,
                                       prescale_factor=self._prescale,
-                                      postscale_factor=self._postscale)
+                                      postscale_factor=self._postscale,
+                                      process_set=self._process_set)
             self._pending[p] = (handle, ctx, compressed)
             return
         ready = self._ready_in_group.setdefault(group, [])
@@ -176,7 +181,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 seen[i, 1] = p.grad.sparse_dim()
             elif p.grad is not None:
                 seen[i, 0] = 1
-        seen = allreduce(seen, op=Max, name="horde.optimizer.gradient_layouts")
+        seen = allreduce(seen, op=Max, name="horde.optimizer.gradient_layouts",
+                         process_set=self._process_set)
         for i, p in enumerate(self._trainable):
             if seen[i, 1] > 0:
                 self._layout[p] = int(seen[i, 1])
@@ -189,7 +195,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         # Named after its first parameter, so two optimizers' groups never collide.
         handle = grouped_allreduce_async_(
             [t for t, _ in compressed], name=f"{self._parameter_names[members[0]]}.group", op=self._op,
-            prescale_factor=self._prescale, postscale_factor=self._postscale)
+            prescale_factor=self._prescale, postscale_factor=self._postscale,
+            process_set=self._process_set)
         for index, (p, (tensor, ctx)) in enumerate(zip(members, compressed)):
             self._pending[p] = ((handle, index), ctx, tensor)
         del self._ready_in_group[group]
@@ -273,7 +280,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
                          backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
                          num_groups=0, groups=None, sparse_as_dense=False,
-                         gradient_as_bucket_view=False, bucket_cap_mb=25):
+                         gradient_as_bucket_view=False, bucket_cap_mb=25,
+                         process_set=global_process_set):
     """Wraps ``optimizer`` so that its gradients are averaged (or reduced with ``op``)
     across ranks before every step. The result is an instance of the optimizer's own
     class, as in horovod.torch.
@@ -291,9 +299,10 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         bucket_cap_mb MiB (as DistributedDataParallel does) and reduce each bucket in place
         with one allreduce: no copies into a fusion buffer and back. zero_grad() then zeros
         the buckets instead of setting gradients to None. Not with compression or groups.
+    process_set: reduce over this set's ranks only (Average divides by its size).
     """
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,
                op, gradient_predivide_factor, groups, num_groups, sparse_as_dense,
-               gradient_as_bucket_view, bucket_cap_mb)
+               gradient_as_bucket_view, bucket_cap_mb, process_set)
