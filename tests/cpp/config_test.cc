@@ -43,6 +43,11 @@ TEST(Config, ReadsCacheAndTimelineVariables) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(config.cache_capacity, 0);
   EXPECT_EQ(config.timeline_path, "/tmp/t.json");
+  Config gpu;
+  ASSERT_TRUE(Parse({{"HORDE_GPU_OPERATIONS", "MPI"}, {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}},
+                    &gpu).ok());
+  EXPECT_FALSE(gpu.gpu_operations_nccl);
+  EXPECT_TRUE(gpu.hierarchical_allreduce);
   EXPECT_TRUE(config.timeline_mark_cycles);
 }
 
@@ -159,6 +164,8 @@ INSTANTIATE_TEST_SUITE_P(
                       MalformedCase{"HORDE_CACHE_CAPACITY", "-5", kInteger},
                       MalformedCase{"HORDE_CACHE_CAPACITY", "lots", kInteger},
                       MalformedCase{"HORDE_TIMELINE_MARK_CYCLES", "yes", kSwitch},
+                      MalformedCase{"HORDE_GPU_OPERATIONS", "CUDA", "NCCL or MPI"},
+                      MalformedCase{"HORDE_HIERARCHICAL_ALLREDUCE", "on", kSwitch},
                       MalformedCase{"HORDE_FUSION_THRESHOLD", "-1", kInteger},
                       MalformedCase{"HORDE_FUSION_THRESHOLD", "12x", kInteger},
                       MalformedCase{"HORDE_FUSION_THRESHOLD", "", kInteger},
