@@ -20,12 +20,9 @@ Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response&
                             " first dimensions for " + std::to_string(entries.size()) + " tensors on " +
                             std::to_string(size) + " ranks");
   }
-  const int device = entries[0].input->device();
   cudaStream_t stream;
-  HORDE_RETURN_IF_ERROR(r_->devices.Stream(device, &stream));
   ncclComm_t comm;
-  HORDE_RETURN_IF_ERROR(r_->comms.Get(device, what, &comm));
-  HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
+  HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
   // An allocation failure inside the group still ends it, so NCCL is left consistent.
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
   Status status;

@@ -12,12 +12,9 @@ bool NcclBroadcast::Enabled(const Response& response, const std::vector<TensorEn
 
 Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const std::string what = OperationName("broadcast", response.names);
-  const int device = entries[0].input->device();
   cudaStream_t stream;
-  HORDE_RETURN_IF_ERROR(r_->devices.Stream(device, &stream));
   ncclComm_t comm;
-  HORDE_RETURN_IF_ERROR(r_->comms.Get(device, what, &comm));
-  HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
+  HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
   Status status;
   for (auto& e : entries) {

@@ -20,10 +20,8 @@ Status NcclReducescatter::Execute(std::vector<TensorEntry>& entries, const Respo
   const std::string what = OperationName("reducescatter", response.names);
   const int device = entries[0].input->device();
   cudaStream_t stream;
-  HORDE_RETURN_IF_ERROR(r_->devices.Stream(device, &stream));
   ncclComm_t comm;
-  HORDE_RETURN_IF_ERROR(r_->comms.Get(device, what, &comm));
-  HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
+  HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
   for (auto& entry : entries) HORDE_RETURN_IF_ERROR(Scatter(entry, response, device, comm, stream, what));
   return r_->finalizer.CompleteAfter(entries, stream, what);
 }

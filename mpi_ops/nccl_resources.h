@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/timeline.h"
 #include "mpi_ops/cuda_devices.h"
@@ -18,6 +20,16 @@ namespace mpi {
 struct NcclResources {
   explicit NcclResources(std::shared_ptr<MpiContext> context, std::shared_ptr<Timeline> timeline)
       : mpi(context), timeline(std::move(timeline)), comms(std::move(context)) {}
+
+  // What every NCCL op does first: the device's runtime stream, made to wait until the
+  // entries' inputs are ready, and the device's communicator.
+  Status Begin(const std::vector<TensorEntry>& entries, const std::string& what,
+               cudaStream_t* stream, ncclComm_t* comm) {
+    const int device = entries[0].input->device();
+    HORDE_RETURN_IF_ERROR(devices.Stream(device, stream));
+    HORDE_RETURN_IF_ERROR(comms.Get(device, what, comm));
+    return WaitForInputs(entries, *stream, what);
+  }
 
   std::shared_ptr<MpiContext> mpi;
   std::shared_ptr<Timeline> timeline;
