@@ -4,13 +4,11 @@
 // fail the others, never leave them waiting in MPI.
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <mutex>
-
 #include "core/api.h"
 #include "core/host_tensor.h"
 #include "mpi_ops/make_runtime.h"
 #include "tests/mpi/host_allocator.h"
+#include "tests/mpi/pending_op.h"
 
 namespace horde {
 namespace {
@@ -18,19 +16,7 @@ namespace {
 int Rank() { return CurrentRuntime()->topology().rank; }
 int Size() { return CurrentRuntime()->topology().size; }
 
-struct Outcome {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  Status status;
-  std::shared_ptr<Tensor> output;
-
-  Status Wait() {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [this] { return done; });
-    return status;
-  }
-};
+using Outcome = testing::PendingOp;
 
 // Submits an alltoall of `input` (int64 rows of one element) with `splits` as given.
 std::shared_ptr<Outcome> Alltoall(const std::string& name, std::shared_ptr<HostTensor> input,
@@ -52,17 +38,9 @@ std::shared_ptr<Outcome> Alltoall(const std::string& name, std::shared_ptr<HostT
     outcome->output = *out;
     return Status::Ok();
   };
-  entry.callback = [outcome](const Status& s) {
-    std::lock_guard<std::mutex> lock(outcome->mu);
-    outcome->done = true;
-    outcome->status = s;
-    outcome->cv.notify_all();
-  };
+  entry.callback = outcome->Callback();
   Status s = CurrentRuntime()->Enqueue(std::move(request), std::move(entry));
-  if (!s.ok()) {
-    outcome->done = true;
-    outcome->status = s;
-  }
+  if (!s.ok()) outcome->Finish(s);
   return outcome;
 }
 

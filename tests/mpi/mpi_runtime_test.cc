@@ -2,33 +2,18 @@
 // Every test makes the same collective calls on every rank.
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <mutex>
-
 #include "core/api.h"
 #include "mpi_ops/half_float.h"
 #include "mpi_ops/make_runtime.h"
 #include "tests/mpi/host_allocator.h"
+#include "tests/mpi/pending_op.h"
 
 namespace horde {
 namespace {
 
 using testing::HostAllocator;
 
-// One submitted operation whose completion a test can wait for.
-struct Pending {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  Status status;
-  TensorEntry* entry = nullptr;
-
-  Status Wait() {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [this] { return done; });
-    return status;
-  }
-};
+using Pending = testing::PendingOp;
 
 std::shared_ptr<Pending> Submit(Request request, std::shared_ptr<Tensor> input,
                                 std::shared_ptr<Tensor> output, std::shared_ptr<Tensor>* gathered = nullptr) {
@@ -45,17 +30,9 @@ std::shared_ptr<Pending> Submit(Request request, std::shared_ptr<Tensor> input,
     if (gathered) *gathered = *out;
     return Status::Ok();
   };
-  entry.callback = [pending](const Status& s) {
-    std::lock_guard<std::mutex> lock(pending->mu);
-    pending->done = true;
-    pending->status = s;
-    pending->cv.notify_all();
-  };
+  entry.callback = pending->Callback();
   Status s = CurrentRuntime()->Enqueue(std::move(request), std::move(entry));
-  if (!s.ok()) {
-    pending->done = true;
-    pending->status = s;
-  }
+  if (!s.ok()) pending->Finish(s);
   return pending;
 }
 
@@ -125,12 +102,7 @@ TEST(MpiRuntime, AFusedBufferOfSeveralChunksIsReducedAndScaledExactly) {
     auto p = std::make_shared<Pending>();
     TensorEntry entry;
     entry.input = entry.output = tensors.back();
-    entry.callback = [p](const Status& s) {
-      std::lock_guard<std::mutex> lock(p->mu);
-      p->done = true;
-      p->status = s;
-      p->cv.notify_all();
-    };
+    entry.callback = p->Callback();
     entries.push_back(std::move(entry));
     pending.push_back(p);
   }
