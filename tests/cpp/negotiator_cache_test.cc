@@ -13,27 +13,17 @@
 namespace horde {
 namespace {
 
+using testing::AllBut;
 using testing::Allreduce;
 using testing::Everyone;
 using testing::Join;
 using testing::kDefaultThreshold;
 using testing::Nobody;
+using testing::Only;
 using testing::PerRank;
 using testing::SimulatedRanks;
 
 constexpr std::chrono::seconds kTimeout(10);
-
-std::vector<RequestList> Only(int size, int who, const Request& request) {
-  return PerRank(size, [&](int rank) {
-    return rank == who ? std::vector<Request>{request} : std::vector<Request>{};
-  });
-}
-
-std::vector<RequestList> AllBut(int size, int who, const Request& request) {
-  return PerRank(size, [&](int rank) {
-    return rank == who ? std::vector<Request>{} : std::vector<Request>{request};
-  });
-}
 
 void ExpectIdenticalCaches(const SimulatedRanks& ranks) {
   for (int rank = 1; rank < ranks.size(); ++rank) {

@@ -9,11 +9,13 @@
 namespace horde {
 namespace {
 
+using testing::AllBut;
 using testing::Allreduce;
 using testing::Everyone;
 using testing::Join;
 using testing::kDefaultThreshold;
 using testing::Nobody;
+using testing::Only;
 using testing::PerRank;
 using testing::SimulatedRanks;
 
@@ -44,25 +46,13 @@ TEST_P(NegotiatorTest, AllRanksReadyGivesOneIdenticalResponse) {
   EXPECT_EQ(ranks.pending_on_coordinator(), 0u);
 }
 
-std::vector<RequestList> AllButRank1(int size, const std::string& name) {
-  return PerRank(size, [&](int rank) {
-    return rank == 1 ? std::vector<Request>{} : std::vector<Request>{Allreduce(name)};
-  });
-}
-
-std::vector<RequestList> OnlyRank1(int size, const std::string& name) {
-  return PerRank(size, [&](int rank) {
-    return rank == 1 ? std::vector<Request>{Allreduce(name)} : std::vector<Request>{};
-  });
-}
-
 TEST_P(NegotiatorTest, NoResponseUntilEveryRankHasAsked) {
   SimulatedRanks ranks(size());
-  EXPECT_TRUE(ranks.Round(AllButRank1(size(), "late")).responses.empty());
+  EXPECT_TRUE(ranks.Round(AllBut(size(), 1, Allreduce("late"))).responses.empty());
   EXPECT_EQ(ranks.pending_on_coordinator(), 1u);
   EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty());
 
-  ResponseList decided = ranks.Round(OnlyRank1(size(), "late"));
+  ResponseList decided = ranks.Round(Only(size(), 1, Allreduce("late")));
   ASSERT_EQ(decided.responses.size(), 1u);
   EXPECT_EQ(decided.responses[0].kind, Response::Kind::kCollective);
   EXPECT_EQ(decided.responses[0].names, std::vector<std::string>{"late"});
@@ -306,7 +296,7 @@ TEST_P(NegotiatorTest, AStalledNameFailsOnEveryRankWithTheReportAndLaterNamesRun
   stall.check_seconds = 1;
   stall.shutdown_seconds = 2;
   SimulatedRanks ranks(size(), kDefaultThreshold, std::chrono::seconds(10), stall);
-  EXPECT_TRUE(ranks.Round(AllButRank1(size(), "skipped")).responses.empty());
+  EXPECT_TRUE(ranks.Round(AllBut(size(), 1, Allreduce("skipped"))).responses.empty());
   ranks.Advance(std::chrono::milliseconds(1500));
   EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty()) << "reported, not failed yet";
   ranks.Advance(std::chrono::seconds(1));
@@ -333,12 +323,12 @@ TEST_P(NegotiatorTest, WithoutAShutdownTimeAStalledNameWaitsAndRunsOnceEveryRank
   StallSettings stall;
   stall.check_seconds = 1;
   SimulatedRanks ranks(size(), kDefaultThreshold, std::chrono::seconds(10), stall);
-  EXPECT_TRUE(ranks.Round(AllButRank1(size(), "late")).responses.empty());
+  EXPECT_TRUE(ranks.Round(AllBut(size(), 1, Allreduce("late"))).responses.empty());
   for (int i = 0; i < 5; ++i) {
     ranks.Advance(std::chrono::seconds(60));
     EXPECT_TRUE(ranks.Round(Nobody(size())).responses.empty());
   }
-  ResponseList decided = ranks.Round(OnlyRank1(size(), "late"));
+  ResponseList decided = ranks.Round(Only(size(), 1, Allreduce("late")));
   ASSERT_EQ(decided.responses.size(), 1u);
   EXPECT_EQ(decided.responses[0].kind, Response::Kind::kCollective);
 }

@@ -79,5 +79,17 @@ std::vector<RequestList> Everyone(int size, const std::vector<Request>& requests
 
 std::vector<RequestList> Nobody(int size) { return std::vector<RequestList>(size); }
 
+std::vector<RequestList> Only(int size, int who, const Request& request) {
+  return PerRank(size, [&](int rank) {
+    return rank == who ? std::vector<Request>{request} : std::vector<Request>{};
+  });
+}
+
+std::vector<RequestList> AllBut(int size, int who, const Request& request) {
+  return PerRank(size, [&](int rank) {
+    return rank == who ? std::vector<Request>{} : std::vector<Request>{request};
+  });
+}
+
 }  // namespace testing
 }  // namespace horde

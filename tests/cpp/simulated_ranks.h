@@ -50,6 +50,9 @@ Request Join();
 std::vector<RequestList> PerRank(int size, const std::function<std::vector<Request>(int)>& fn);
 std::vector<RequestList> Everyone(int size, const std::vector<Request>& requests);
 std::vector<RequestList> Nobody(int size);
+// `request` from rank `who` only, or from every rank but `who`.
+std::vector<RequestList> Only(int size, int who, const Request& request);
+std::vector<RequestList> AllBut(int size, int who, const Request& request);
 
 }  // namespace testing
 }  // namespace horde
