@@ -79,10 +79,12 @@ Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> 
     Request& request = requests[i];
     if (request.op == OpType::kJoin) {
       request.name = kJoinName;
+      join_device_ = request.device;
     } else if (request.name.empty()) {
       request.name = AutoName(OpTypeName(request.op));
     }
     entries[i].name = request.name;
+    if (request.op != OpType::kJoin && request.device != kCpuDevice) last_gpu_device_ = request.device;
   }
   return queue_.Add(std::move(requests), std::move(entries));
 }
@@ -185,24 +187,38 @@ void Runtime::Loop() {
   timeline_->Stop();
 }
 
-std::vector<TensorEntry> Runtime::TakeEntries(const Response& response) {
-  if (!joined_ || response.kind == Response::Kind::kError) return queue_.TakeEntries(response.names);
-  // This rank has joined: for the tensors it does not hold, it contributes zeros.
-  std::vector<TensorEntry> entries;
+Status Runtime::TakeEntries(const Response& response, std::vector<TensorEntry>* entries) {
+  if (!joined_ || response.kind == Response::Kind::kError) {
+    *entries = queue_.TakeEntries(response.names);
+    return Status::Ok();
+  }
+  // This rank has joined: for the tensors it does not hold, it contributes zeros, in the
+  // memory the other ranks' tensors are in so that every rank runs the same implementation.
+  Status status;
   for (size_t i = 0; i < response.names.size(); ++i) {
     std::vector<TensorEntry> taken = queue_.TakeEntries({response.names[i]});
     if (!taken.empty()) {
-      entries.push_back(std::move(taken[0]));
+      entries->push_back(std::move(taken[0]));
       continue;
     }
     TensorEntry zeros;
     zeros.name = response.names[i];
-    zeros.input = std::make_shared<HostTensor>(response.dtype, TensorShape{response.tensor_sizes[i]});
+    if (status.ok()) {
+      status = ops_->Zeros(response.dtype, TensorShape{response.tensor_sizes[i]}, ZerosDevice(response),
+                           &zeros.input);
+    }
     zeros.output = zeros.input;
     zeros.callback = [](const Status&) {};
-    entries.push_back(std::move(zeros));
+    entries->push_back(std::move(zeros));
   }
-  return entries;
+  return status;
+}
+
+int32_t Runtime::ZerosDevice(const Response& response) const {
+  if (response.device == kCpuDevice) return kCpuDevice;
+  if (join_device_ != kCpuDevice) return join_device_;
+  if (last_gpu_device_ != kCpuDevice) return last_gpu_device_;
+  return response.device;
 }
 
 void Runtime::CompleteJoin(const Response& response) {
@@ -220,9 +236,11 @@ void Runtime::CompleteJoin(const Response& response) {
 
 void Runtime::Execute(const Response& response) {
   if (response.op == OpType::kJoin) return CompleteJoin(response);
-  std::vector<TensorEntry> entries = TakeEntries(response);
-  Status status;
-  if (response.kind == Response::Kind::kError) {
+  std::vector<TensorEntry> entries;
+  Status status = TakeEntries(response, &entries);
+  if (!status.ok()) {
+    status = Status::Internal(std::string(OpTypeName(response.op)) + " of a joined rank: " + status.message());
+  } else if (response.kind == Response::Kind::kError) {
     status = Status::PreconditionError(response.error_message);
   } else {
     // Allreduce implementations record their own phases: copies and the collective.

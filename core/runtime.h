@@ -71,7 +71,9 @@ class Runtime {
   std::string AutoName(const std::string& kind);
   void Execute(const Response& response);
   // The response's entries in name order; a joined rank gets zeros for names it lacks.
-  std::vector<TensorEntry> TakeEntries(const Response& response);
+  Status TakeEntries(const Response& response, std::vector<TensorEntry>* entries);
+  // The device a joined rank puts its zeros for `response` on.
+  int32_t ZerosDevice(const Response& response) const;
   // Completes this rank's join; an int32 output receives the last rank to join.
   void CompleteJoin(const Response& response);
   void Record(const Response& response, const std::vector<TensorEntry>& entries);
@@ -96,6 +98,10 @@ class Runtime {
   std::mutex names_mu_;
   std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation
   bool joined_ = false;  // background thread only: this rank's join is in progress
+  // Where a joined rank's zeros for GPU allreduces go: the device given to join, else
+  // the GPU this rank last submitted a tensor from (kCpuDevice: none).
+  std::atomic<int32_t> join_device_{kCpuDevice};
+  std::atomic<int32_t> last_gpu_device_{kCpuDevice};
   std::unique_ptr<Autotuner> autotuner_;  // null unless HORDE_AUTOTUNE=1
   uint64_t applied_choice_ = 0;
   int64_t round_bytes_ = 0;  // background thread only: bytes this round reduced

@@ -14,7 +14,7 @@ constexpr std::chrono::microseconds kPollInterval(20);
 
 }  // namespace
 
-CudaFinalizer::CudaFinalizer() : thread_([this] { Loop(); }) {}
+CudaFinalizer::CudaFinalizer(NcclCommunicators& comms) : comms_(comms), thread_([this] { Loop(); }) {}
 
 CudaFinalizer::~CudaFinalizer() {
   {
@@ -25,9 +25,10 @@ CudaFinalizer::~CudaFinalizer() {
   thread_.join();
 }
 
-Status CudaFinalizer::CompleteAfter(std::vector<TensorEntry>& entries, cudaStream_t stream,
+Status CudaFinalizer::CompleteAfter(std::vector<TensorEntry>& entries, cudaStream_t stream, ncclComm_t comm,
                                     const std::string& what) {
   Pending pending;
+  pending.comm = comm;
   pending.what = what;
   HORDE_RETURN_IF_ERROR(CheckCuda(cudaEventCreateWithFlags(&pending.event, cudaEventDisableTiming),
                                   "cudaEventCreateWithFlags", what));
@@ -53,28 +54,65 @@ void CudaFinalizer::Loop() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
     if (pending_.empty()) return;  // stopping, and everything handed over has completed
-    // Take the completed ones out under the lock; run their callbacks without it.
-    std::list<Pending> done;
-    for (auto it = pending_.begin(); it != pending_.end();) {
-      const cudaError_t state = cudaEventQuery(it->event);
-      if (state == cudaErrorNotReady) {
-        ++it;
-        continue;
-      }
-      auto next = std::next(it);
-      done.splice(done.end(), pending_, it);
-      it = next;
-    }
+    std::list<Pending> done = TakeCompleted();
+    const std::vector<BrokenComm> broken = FindBrokenComms();
+    // The communicators' lock comes before mu_ (an op holds it while handing work over
+    // here), and callbacks run without mu_.
     lock.unlock();
-    if (done.empty()) std::this_thread::sleep_for(kPollInterval);
-    for (auto& finished : done) {
-      // A failed query (e.g. a kernel fault) fails the op with CUDA's text.
-      const Status status = CheckCuda(cudaEventQuery(finished.event), "cudaEventQuery",
-                                      "completion of " + finished.what);
-      cudaEventDestroy(finished.event);
-      for (auto& entry : finished.entries) entry.callback(status);
+    for (const auto& b : broken) {
+      const auto enqueueing = comms_.Enqueueing();
+      // Nothing pending on it any more: the background thread aborted it meanwhile.
+      if (FailPendingOn(b.comm, b.error) > 0) comms_.Abort(b.comm, b.error);
     }
+    if (done.empty() && broken.empty()) std::this_thread::sleep_for(kPollInterval);
+    Finish(done);
     lock.lock();
+  }
+}
+
+size_t CudaFinalizer::FailPendingOn(ncclComm_t comm, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t failed = 0;
+  for (auto& p : pending_) {
+    if (p.comm != comm) continue;
+    p.failure = p.what + ": " + error;
+    p.comm = nullptr;  // an aborted communicator must not be queried again
+    ++failed;
+  }
+  return failed;
+}
+
+std::list<CudaFinalizer::Pending> CudaFinalizer::TakeCompleted() {
+  std::list<Pending> done;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    auto next = std::next(it);
+    if (cudaEventQuery(it->event) != cudaErrorNotReady) done.splice(done.end(), pending_, it);
+    it = next;
+  }
+  return done;
+}
+
+std::vector<CudaFinalizer::BrokenComm> CudaFinalizer::FindBrokenComms() const {
+  std::vector<BrokenComm> broken;
+  for (const auto& p : pending_) {
+    if (p.comm == nullptr) continue;
+    bool seen = false;
+    for (const auto& b : broken) seen = seen || b.comm == p.comm;
+    if (seen) continue;
+    std::string error = NcclCommunicators::AsyncError(p.comm);
+    if (!error.empty()) broken.push_back({p.comm, std::move(error)});
+  }
+  return broken;
+}
+
+void CudaFinalizer::Finish(std::list<Pending>& done) {
+  for (auto& finished : done) {
+    // A failed query (e.g. a kernel fault) fails the op with CUDA's text.
+    Status status = finished.failure.empty()
+                        ? CheckCuda(cudaEventQuery(finished.event), "cudaEventQuery", "completion of " + finished.what)
+                        : Status::Internal(finished.failure);
+    cudaEventDestroy(finished.event);
+    for (auto& entry : finished.entries) entry.callback(status);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "mpi_ops/gpu_ops.h"
 
+#include "mpi_ops/cuda_zeros.h"
 #include "mpi_ops/hierarchical_allreduce.h"
 #include "mpi_ops/host_staged_op.h"
 #include "mpi_ops/mpi_allgather.h"
@@ -20,6 +21,7 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
                     const std::shared_ptr<MpiDatatypes>& types, const std::shared_ptr<Timeline>& timeline,
                     const GpuSettings& settings) {
   auto resources = std::make_shared<NcclResources>(context, timeline);
+  ops->SetDeviceZeros(CudaZeros::Create);
   if (settings.use_nccl) {
     if (settings.hierarchical_allreduce) {
       ops->Register(OpType::kAllreduce, std::make_unique<HierarchicalAllreduce>(resources, types));

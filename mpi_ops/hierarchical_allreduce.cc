@@ -32,11 +32,13 @@ Status HierarchicalAllreduce::EnsureCommunicators() {
                   "MPI_Comm_split (hierarchical allreduce)");
 }
 
-Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response, int device,
-                                     cudaStream_t stream, const std::string& what) {
+Status HierarchicalAllreduce::Communicator(int device, const std::string& what, ncclComm_t* comm) {
   HORDE_RETURN_IF_ERROR(EnsureCommunicators());
-  ncclComm_t node;
-  HORDE_RETURN_IF_ERROR(r_->comms.GetOver(node_, "node", device, what, &node));
+  return r_->comms.GetOver(node_, "node", device, what, comm);
+}
+
+Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response, ncclComm_t node,
+                                     cudaStream_t stream, const std::string& what) {
   int local_rank = 0, local_size = 1;
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_size(node_, &local_size), "MPI_Comm_size"));
@@ -62,8 +64,8 @@ Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& 
     HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(rest_at, rest_at, rest, type, op, node, stream),
                                     "ncclAllReduce (within the node)", what));
   }
-  if (shard > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(my_shard, shard, response, stream, what));
-  if (rest > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(rest_at, rest, response, stream, what));
+  if (shard > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(my_shard, shard, response, node, stream, what));
+  if (rest > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(rest_at, rest, response, node, stream, what));
   if (shard > 0) {
     HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllGather(my_shard, bytes, shard, type, node, stream),
                                     "ncclAllGather (within the node)", what));
@@ -74,13 +76,13 @@ Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& 
 }
 
 Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const Response& response,
-                                                cudaStream_t stream, const std::string& what) {
+                                                ncclComm_t node, cudaStream_t stream, const std::string& what) {
   if (count > INT_MAX) return Status::InvalidArgument(what + ": a shard over INT_MAX elements");
   const int64_t bytes = count * DataTypeSize(response.dtype);
   char* host = staging_.Reserve(bytes);
   HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, stream),
                                   "cudaMemcpyAsync (shard to host)", what));
-  HORDE_RETURN_IF_ERROR(CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize", what));
+  HORDE_RETURN_IF_ERROR(r_->WaitForStream(stream, node, what));
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allreduce(MPI_IN_PLACE, host, static_cast<int>(count),
                                                types_->Datatype(response.dtype),
                                                types_->Op(response.dtype, response.reduce_op), cross_),

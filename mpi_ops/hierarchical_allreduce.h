@@ -25,7 +25,9 @@ class HierarchicalAllreduce : public NcclAllreduce {
   bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
 
  protected:
-  Status Reduce(void* data, int64_t count, const Response& response, int device, cudaStream_t stream,
+  // The NCCL communicator within this node.
+  Status Communicator(int device, const std::string& what, ncclComm_t* comm) override;
+  Status Reduce(void* data, int64_t count, const Response& response, ncclComm_t node, cudaStream_t stream,
                 const std::string& what) override;
 
  private:
@@ -33,8 +35,8 @@ class HierarchicalAllreduce : public NcclAllreduce {
   // rank executes the same first hierarchical allreduce).
   Status EnsureCommunicators();
   // The MPI allreduce across nodes of `count` elements of device memory at `data`.
-  Status ReduceAcrossNodes(char* data, int64_t count, const Response& response, cudaStream_t stream,
-                           const std::string& what);
+  Status ReduceAcrossNodes(char* data, int64_t count, const Response& response, ncclComm_t node,
+                           cudaStream_t stream, const std::string& what);
 
   std::shared_ptr<MpiDatatypes> types_;
   MPI_Comm node_ = MPI_COMM_NULL;

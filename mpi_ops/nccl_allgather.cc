@@ -22,6 +22,7 @@ Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response&
   }
   cudaStream_t stream;
   ncclComm_t comm;
+  const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
   // An allocation failure inside the group still ends it, so NCCL is left consistent.
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
@@ -31,7 +32,7 @@ Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response&
   }
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what));
   HORDE_RETURN_IF_ERROR(status);
-  return r_->finalizer.CompleteAfter(entries, stream, what);
+  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
 }
 
 Status NcclAllgather::Gather(TensorEntry& entry, const int64_t* first_dims, ncclComm_t comm,

@@ -27,8 +27,11 @@ bool NcclAllreduce::Enabled(const Response& response, const std::vector<TensorEn
 Status NcclAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const std::string what = OperationName("allreduce", response.names);
   const int device = entries[0].input->device();
+  const auto enqueueing = r_->comms.Enqueueing();
   cudaStream_t stream;
+  ncclComm_t comm;
   HORDE_RETURN_IF_ERROR(r_->devices.Stream(device, &stream));
+  HORDE_RETURN_IF_ERROR(Communicator(device, what, &comm));
   HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
   const int64_t element_size = DataTypeSize(response.dtype);
 
@@ -41,8 +44,8 @@ Status NcclAllreduce::Execute(std::vector<TensorEntry>& entries, const Response&
                                                       cudaMemcpyDeviceToDevice, stream),
                                       "cudaMemcpyAsync", what));
     }
-    HORDE_RETURN_IF_ERROR(Reduce(e.output->data(), bytes / element_size, response, device, stream, what));
-    return r_->finalizer.CompleteAfter(entries, stream, what);
+    HORDE_RETURN_IF_ERROR(Reduce(e.output->data(), bytes / element_size, response, comm, stream, what));
+    return r_->finalizer.CompleteAfter(entries, stream, comm, what);
   }
 
   std::vector<int64_t> sizes;
@@ -61,16 +64,18 @@ Status NcclAllreduce::Execute(std::vector<TensorEntry>& entries, const Response&
   r_->timeline->ActivityStart(response.names, "MEMCPY_IN_FUSION_BUFFER");
   HORDE_RETURN_IF_ERROR(CheckCuda(BatchedDeviceCopy(in, stream), "BatchedDeviceCopy (in)", what));
   r_->timeline->ActivityStart(response.names, "NCCL_ALLREDUCE");
-  HORDE_RETURN_IF_ERROR(Reduce(buffer, total / element_size, response, device, stream, what));
+  HORDE_RETURN_IF_ERROR(Reduce(buffer, total / element_size, response, comm, stream, what));
   r_->timeline->ActivityStart(response.names, "MEMCPY_OUT_FUSION_BUFFER");
   HORDE_RETURN_IF_ERROR(CheckCuda(BatchedDeviceCopy(out, stream), "BatchedDeviceCopy (out)", what));
-  return r_->finalizer.CompleteAfter(entries, stream, what);
+  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
 }
 
-Status NcclAllreduce::Reduce(void* data, int64_t count, const Response& response, int device,
+Status NcclAllreduce::Communicator(int device, const std::string& what, ncclComm_t* comm) {
+  return r_->comms.Get(device, what, comm);
+}
+
+Status NcclAllreduce::Reduce(void* data, int64_t count, const Response& response, ncclComm_t comm,
                              cudaStream_t stream, const std::string& what) {
-  ncclComm_t comm;
-  HORDE_RETURN_IF_ERROR(r_->comms.Get(device, what, &comm));
   ncclDataType_t type;
   NcclType(response.dtype, &type);
   HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, stream),

@@ -22,10 +22,12 @@ class NcclAllreduce : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  protected:
+  // The communicator Reduce runs over: all of the runtime's ranks on `device`.
+  virtual Status Communicator(int device, const std::string& what, ncclComm_t* comm);
   // Scales, reduces and scales `count` elements at `data` on `stream` (the algorithm;
   // HierarchicalAllreduce replaces it and keeps the fusion handling).
-  virtual Status Reduce(void* data, int64_t count, const Response& response, int device, cudaStream_t stream,
-                const std::string& what);
+  virtual Status Reduce(void* data, int64_t count, const Response& response, ncclComm_t comm,
+                        cudaStream_t stream, const std::string& what);
 
   std::shared_ptr<NcclResources> r_;
 };

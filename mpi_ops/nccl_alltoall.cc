@@ -24,9 +24,10 @@ Status NcclAlltoall::Execute(std::vector<TensorEntry>& entries, const Response& 
   const std::string what = OperationName("alltoall", response.names);
   cudaStream_t stream;
   ncclComm_t comm;
+  const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
   for (auto& entry : entries) HORDE_RETURN_IF_ERROR(Exchange(entry, comm, stream, what));
-  return r_->finalizer.CompleteAfter(entries, stream, what);
+  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
 }
 
 Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& received, cudaStream_t stream,

@@ -14,6 +14,7 @@ Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response&
   const std::string what = OperationName("broadcast", response.names);
   cudaStream_t stream;
   ncclComm_t comm;
+  const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
   Status status;
@@ -25,7 +26,7 @@ Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response&
   }
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what));
   HORDE_RETURN_IF_ERROR(status);
-  return r_->finalizer.CompleteAfter(entries, stream, what);
+  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
 }
 
 }  // namespace mpi

@@ -6,7 +6,9 @@ namespace horde {
 namespace mpi {
 
 NcclCommunicators::~NcclCommunicators() {
-  for (auto& [key, comm] : comms_) ncclCommDestroy(comm);
+  for (auto& [key, entry] : comms_) {
+    if (entry.comm) ncclCommDestroy(entry.comm);
+  }
 }
 
 Status NcclCommunicators::Get(int device, const std::string& what, ncclComm_t* comm) {
@@ -18,7 +20,11 @@ Status NcclCommunicators::GetOver(MPI_Comm comm, const std::string& key, int dev
   const std::string full_key = key + "/cuda:" + std::to_string(device);
   auto found = comms_.find(full_key);
   if (found != comms_.end()) {
-    *out = found->second;
+    if (!found->second.comm) {
+      return Status::Internal(what + ": the NCCL communicator " + full_key + " was aborted after an earlier error: " +
+                              found->second.broken);
+    }
+    *out = found->second.comm;
     return Status::Ok();
   }
   int rank = 0, size = 1;
@@ -29,9 +35,30 @@ Status NcclCommunicators::GetOver(MPI_Comm comm, const std::string& key, int dev
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)"));
   ncclComm_t created;
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclCommInitRank(&created, size, id, rank), "ncclCommInitRank", what));
-  comms_.emplace(full_key, created);
+  comms_[full_key].comm = created;
   *out = created;
   return Status::Ok();
+}
+
+std::string NcclCommunicators::AsyncError(ncclComm_t comm) {
+  ncclResult_t async = ncclSuccess;
+  const ncclResult_t queried = ncclCommGetAsyncError(comm, &async);
+  if (queried != ncclSuccess) async = queried;
+  if (async == ncclSuccess || async == ncclInProgress) return "";
+  std::string text = std::string("NCCL failed asynchronously: ") + ncclGetErrorString(async);
+  const char* detail = ncclGetLastError(comm);
+  if (detail != nullptr && detail[0] != '\0') text += std::string(" (") + detail + ")";
+  return text;
+}
+
+void NcclCommunicators::Abort(ncclComm_t comm, const std::string& reason) {
+  for (auto& [key, entry] : comms_) {
+    if (entry.comm != comm) continue;
+    ncclCommAbort(comm);
+    entry.comm = nullptr;
+    entry.broken = reason;
+    return;
+  }
 }
 
 }  // namespace mpi

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/status.h"
@@ -17,6 +18,10 @@ namespace mpi {
 // communicator. Every rank executes responses in the same order, so all ranks reach the
 // first operation on a device set together. One GPU per rank: two ranks on one GPU
 // need HORDE_GPU_OPERATIONS=MPI.
+//
+// A communicator that reports an asynchronous error (a peer died, the network failed)
+// is aborted, which stops its kernels so nothing waits on them forever; every later
+// operation on it fails with the error that broke it.
 class NcclCommunicators {
  public:
   explicit NcclCommunicators(std::shared_ptr<MpiContext> context) : context_(std::move(context)) {}
@@ -24,18 +29,30 @@ class NcclCommunicators {
   NcclCommunicators(const NcclCommunicators&) = delete;
   NcclCommunicators& operator=(const NcclCommunicators&) = delete;
 
+  // Held by an op from its first communicator lookup until its work is enqueued and
+  // handed to the finalizer, so that Abort cannot free a communicator in between.
+  [[nodiscard]] std::unique_lock<std::mutex> Enqueueing() { return std::unique_lock<std::mutex>(enqueue_mu_); }
+
   // The communicator over all of the runtime's ranks for `device` (made current by the
-  // caller); `what` names the op in errors.
+  // caller); `what` names the op in errors. Caller holds Enqueueing().
   Status Get(int device, const std::string& what, ncclComm_t* comm);
   // The same over `comm`'s ranks (e.g. a node's), keyed by `key`.
-  Status GetOver(MPI_Comm comm, const std::string& key, int device, const std::string& what,
-                 ncclComm_t* out);
+  Status GetOver(MPI_Comm comm, const std::string& key, int device, const std::string& what, ncclComm_t* out);
 
-  const MpiContext& mpi() const { return *context_; }
+  // The communicator's asynchronous error as text, empty while it is healthy.
+  static std::string AsyncError(ncclComm_t comm);
+  // Aborts `comm` (a live one) because of `reason`. Caller holds Enqueueing().
+  void Abort(ncclComm_t comm, const std::string& reason);
 
  private:
+  struct Entry {
+    ncclComm_t comm = nullptr;  // null once aborted
+    std::string broken;         // why it was aborted
+  };
+
   std::shared_ptr<MpiContext> context_;
-  std::map<std::string, ncclComm_t> comms_;
+  std::mutex enqueue_mu_;
+  std::map<std::string, Entry> comms_;  // guarded by enqueue_mu_
 };
 
 }  // namespace mpi

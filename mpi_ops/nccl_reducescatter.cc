@@ -21,9 +21,10 @@ Status NcclReducescatter::Execute(std::vector<TensorEntry>& entries, const Respo
   const int device = entries[0].input->device();
   cudaStream_t stream;
   ncclComm_t comm;
+  const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
   for (auto& entry : entries) HORDE_RETURN_IF_ERROR(Scatter(entry, response, device, comm, stream, what));
-  return r_->finalizer.CompleteAfter(entries, stream, what);
+  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
 }
 
 Status NcclReducescatter::Scatter(TensorEntry& entry, const Response& response, int device, ncclComm_t comm,

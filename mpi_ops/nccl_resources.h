@@ -18,18 +18,17 @@ namespace mpi {
 // finalizer first (it waits for the work in flight), then the communicators, then the
 // streams and buffers that work used.
 struct NcclResources {
-  explicit NcclResources(std::shared_ptr<MpiContext> context, std::shared_ptr<Timeline> timeline)
-      : mpi(context), timeline(std::move(timeline)), comms(std::move(context)) {}
+  NcclResources(std::shared_ptr<MpiContext> context, std::shared_ptr<Timeline> timeline)
+      : mpi(context), timeline(std::move(timeline)), comms(std::move(context)), finalizer(comms) {}
 
-  // What every NCCL op does first: the device's runtime stream, made to wait until the
-  // entries' inputs are ready, and the device's communicator.
-  Status Begin(const std::vector<TensorEntry>& entries, const std::string& what,
-               cudaStream_t* stream, ncclComm_t* comm) {
-    const int device = entries[0].input->device();
-    HORDE_RETURN_IF_ERROR(devices.Stream(device, stream));
-    HORDE_RETURN_IF_ERROR(comms.Get(device, what, comm));
-    return WaitForInputs(entries, *stream, what);
-  }
+  // What every NCCL op does first, holding comms.Enqueueing(): the device's runtime
+  // stream, made to wait until the entries' inputs are ready, and the device's communicator.
+  Status Begin(const std::vector<TensorEntry>& entries, const std::string& what, cudaStream_t* stream,
+               ncclComm_t* comm);
+  // Waits on the host until `stream` is done, watching `comm`: on an asynchronous error
+  // it aborts the communicator (failing what the finalizer holds on it) and returns the
+  // error instead of blocking forever. Caller holds comms.Enqueueing().
+  Status WaitForStream(cudaStream_t stream, ncclComm_t comm, const std::string& what);
 
   std::shared_ptr<MpiContext> mpi;
   std::shared_ptr<Timeline> timeline;

@@ -111,7 +111,7 @@ PYBIND11_MODULE(_ops, m) {
         py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
         py::arg("process_set") = 0);
   m.def("barrier_async", &torch_ops::BarrierAsync, py::arg("process_set") = 0);
-  m.def("join_async", &torch_ops::JoinAsync, py::arg("last_joined_rank"));
+  m.def("join_async", &torch_ops::JoinAsync, py::arg("last_joined_rank"), py::arg("device") = -1);
   m.def("poll", &torch_ops::Poll, py::arg("handle"));
   m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),
         py::call_guard<py::gil_scoped_release>());

@@ -332,10 +332,19 @@ int BarrierAsync(int32_t process_set) {
   return Submit(std::move(request), nothing, nothing, process_set);
 }
 
-int JoinAsync(const at::Tensor& last_joined_rank) {
+int JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
+  if (device < kCpuDevice) {
+    throw Error(Status::InvalidArgument("join: device " + std::to_string(device) +
+                                        " is not a device index; expected -1 or a CUDA device index >= 0"));
+  }
   Request request;
   request.op = OpType::kJoin;
-  return Submit(std::move(request), last_joined_rank, last_joined_rank, 0);
+  Target target = RequireSet(0);
+  Batch batch{target.context};
+  Prepare(std::move(request), last_joined_rank, last_joined_rank, &batch);
+  // A join request's device is where its zeros go, not where its (host) output lives.
+  batch.requests[0].device = device;
+  return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
 bool Poll(int handle) {

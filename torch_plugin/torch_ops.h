@@ -85,8 +85,9 @@ int BarrierAsync(int32_t process_set = 0);
 // Marks this rank as out of data: until every rank has joined, other ranks' allreduces
 // proceed with zeros from this one. Completes when all have joined, writing the last
 // rank to join into `last_joined_rank` (an int32 tensor of one element). Global set only,
-// as in Horovod.
-int JoinAsync(const at::Tensor& last_joined_rank);
+// as in Horovod. `device`: the GPU on which this rank's zeros for GPU allreduces live
+// (-1: the GPU this rank last submitted a tensor from).
+int JoinAsync(const at::Tensor& last_joined_rank, int32_t device = kCpuDevice);
 
 bool Poll(int handle);
 // Waits for the operation and returns its output tensor.

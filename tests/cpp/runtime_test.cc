@@ -8,55 +8,15 @@
 #include <optional>
 #include <stdexcept>
 
-#include "tests/cpp/fake_transport.h"
+#include "tests/cpp/runtime_harness.h"
 
 namespace horde {
 namespace {
 
-constexpr auto kPatience = std::chrono::seconds(10);  // far beyond any healthy wait
-
-// A float32 host tensor backed by a vector.
-class HostTensor : public Tensor {
- public:
-  explicit HostTensor(size_t n, float value = 1.0f) : values(n, value) {}
-  DataType dtype() const override { return DataType::kFloat32; }
-  TensorShape shape() const override { return {static_cast<int64_t>(values.size())}; }
-  int32_t device() const override { return kCpuDevice; }
-  void* data() override { return values.data(); }
-  std::vector<float> values;
-};
-
-// Records the completion of one operation: how often the callback ran, with what.
-class Outcome {
- public:
-  StatusCallback callback() {
-    return [state = state_](const Status& s) {
-      std::lock_guard<std::mutex> lock(state->mu);
-      ++state->calls;
-      state->status = s;
-      state->cv.notify_all();
-    };
-  }
-  // The status the callback got, or nullopt if it did not come in time.
-  std::optional<Status> Wait() {
-    std::unique_lock<std::mutex> lock(state_->mu);
-    if (!state_->cv.wait_for(lock, kPatience, [&] { return state_->calls > 0; })) return {};
-    return state_->status;
-  }
-  int calls() const {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    return state_->calls;
-  }
-
- private:
-  struct State {
-    mutable std::mutex mu;
-    std::condition_variable cv;
-    int calls = 0;
-    Status status;
-  };
-  std::shared_ptr<State> state_ = std::make_shared<State>();
-};
+using testing::ExpectOk;
+using testing::FloatTensor;
+using testing::kPatience;
+using testing::Outcome;
 
 // Holds a collective until the test opens it, so the test can queue work on every rank
 // while all background loops are known to be busy (for deterministic fusion).
@@ -100,7 +60,7 @@ class RecordingOp : public CollectiveOp {
     std::vector<std::string> names;
     for (auto& entry : entries) {
       names.push_back(entry.name);
-      for (float& v : static_cast<HostTensor*>(entry.input.get())->values) v += 1.0f;
+      for (float& v : static_cast<FloatTensor*>(entry.input.get())->values) v += 1.0f;
     }
     EXPECT_EQ(names, response.names) << "entries must arrive in the response's name order";
     std::lock_guard<std::mutex> lock(*mu_);
@@ -114,28 +74,20 @@ class RecordingOp : public CollectiveOp {
   Gate* gate_;
 };
 
-// Two ranks, each a Runtime over the fake transport with RecordingOp for every op type.
-// Declared before the runtimes, the logs and the gate outlive their background loops.
+// Two ranks with RecordingOp for every op type. Declared before the runtimes, the logs
+// and the gate outlive their background loops.
 class TwoRanks {
  public:
-  TwoRanks() : hub_(std::make_shared<testing::FakeHub>(2, kPatience)) {
-    for (int rank = 0; rank < 2; ++rank) {
-      auto ops = std::make_unique<OpRegistry>();
-      for (int op = 0; op < kNumOpTypes; ++op) {
-        ops->Register(static_cast<OpType>(op),
-                      std::make_unique<RecordingOp>(&logs_[rank], &log_mu_, &gate_));
-      }
-      Topology topology;
-      topology.rank = rank;
-      topology.size = 2;
-      topology.local_rank = rank;
-      topology.local_size = 2;
-      runtimes_[rank] = std::make_unique<Runtime>(
-          Config(), topology, std::make_unique<testing::FakeTransport>(hub_, rank), std::move(ops));
-    }
-  }
+  TwoRanks()
+      : ranks_([this](int rank) {
+          auto ops = std::make_unique<OpRegistry>();
+          for (int op = 0; op < kNumOpTypes; ++op) {
+            ops->Register(static_cast<OpType>(op), std::make_unique<RecordingOp>(&logs_[rank], &log_mu_, &gate_));
+          }
+          return ops;
+        }) {}
 
-  Runtime& operator[](int rank) { return *runtimes_[rank]; }
+  Runtime& operator[](int rank) { return ranks_[rank]; }
   Gate& gate() { return gate_; }
   std::vector<std::vector<std::string>> log(int rank) {
     std::lock_guard<std::mutex> lock(log_mu_);
@@ -143,11 +95,10 @@ class TwoRanks {
   }
 
  private:
-  std::shared_ptr<testing::FakeHub> hub_;
   std::mutex log_mu_;
   std::vector<std::vector<std::string>> logs_[2];
   Gate gate_;
-  std::unique_ptr<Runtime> runtimes_[2];
+  testing::RankPair ranks_;
 };
 
 Request Op(const std::string& name, size_t n = 4, OpType op = OpType::kAllreduce) {
@@ -159,29 +110,17 @@ Request Op(const std::string& name, size_t n = 4, OpType op = OpType::kAllreduce
 }
 
 Status Submit(Runtime& runtime, Request request, Outcome* outcome,
-              std::shared_ptr<HostTensor> tensor = nullptr) {
-  if (!tensor) tensor = std::make_shared<HostTensor>(static_cast<size_t>(request.shape[0]));
-  TensorEntry entry;
-  entry.name = request.name;
-  entry.input = tensor;
-  entry.output = tensor;
-  entry.callback = outcome->callback();
-  return runtime.Enqueue(std::move(request), std::move(entry));
-}
-
-// Waits for the outcome and expects it to succeed.
-void ExpectOk(Outcome* outcome, const std::string& what) {
-  std::optional<Status> s = outcome->Wait();
-  ASSERT_TRUE(s.has_value()) << what << " never completed";
-  EXPECT_TRUE(s->ok()) << what << ": " << s->message();
+              std::shared_ptr<FloatTensor> tensor = nullptr) {
+  if (!tensor) tensor = std::make_shared<FloatTensor>(static_cast<size_t>(request.shape[0]));
+  return testing::Submit(runtime, std::move(request), outcome, tensor);
 }
 
 TEST(Runtime, EnqueuedOperationsCompleteOnEveryRank) {
   TwoRanks ranks;
   Outcome done[2][3];
-  std::shared_ptr<HostTensor> tensors[2];
+  std::shared_ptr<FloatTensor> tensors[2];
   for (int rank = 0; rank < 2; ++rank) {
-    tensors[rank] = std::make_shared<HostTensor>(3, 5.0f);
+    tensors[rank] = std::make_shared<FloatTensor>(3, 5.0f);
     Request bcast = Op("b", 4, OpType::kBroadcast);
     bcast.root = 1;
     ASSERT_TRUE(Submit(ranks[rank], Op("a", 3), &done[rank][0], tensors[rank]).ok());
