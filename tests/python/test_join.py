@@ -76,6 +76,25 @@ def test_join_with_nothing_to_do_and_twice_in_a_row():
     assert_collectives_work("join.twice.after")
 
 
+@pytest.mark.parametrize("device", [-2, 1.5, "cuda:0", None, True, torch.device("meta")],
+                         ids=["minus-2", "float", "str", "None", "bool", "meta-device"])
+def test_join_rejects_a_bad_device(device):
+    """Raises on the calling rank before anything is submitted, so no rank waits."""
+    with pytest.raises(ValueError) as error:
+        hvd.join(device=device)
+    message = str(error.value)
+    assert f"got {device!r}" in message, message
+    assert "an int >= -1" in message and "torch.device of type cuda or cpu" in message, message
+    assert_collectives_work(f"join.bad_device.{device}.after")
+
+
+@pytest.mark.parametrize("device", [-1, torch.device("cpu")], ids=["minus-1", "cpu-device"])
+def test_join_with_no_gpu_device(device):
+    last = hvd.join(device=device)
+    assert 0 <= last < hvd.size()
+    assert_same_on_every_rank(last, f"join.no_gpu.{device}.last")
+
+
 B = 3
 
 

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from sklearn.datasets import load_digits
 
 import horde.torch as hvd
-from horde.torch import mpi_ops
+from horde.torch.handles import _handle_table_sizes
 
 WARMUP_STEPS = 1000
 # After warm-up, every per-step allocation (autograd graphs, handles, fusion buffers,
@@ -40,8 +40,6 @@ RSS_GROWTH_BOUND_BYTES = 8 << 20
 # that grows with the steps taken, once it costs as much as the step itself.
 STEP_TIME_RATIO_BOUND = 2.0
 STEP_WINDOW = 500
-# The Python layer's tables keyed by handle; each entry leaves when its handle is waited on.
-PYTHON_HANDLE_TABLES = ("_in_place_targets", "_group_members", "_alltoall_received_splits")
 
 
 class DigitsMlp(nn.Module):
@@ -110,16 +108,6 @@ def unreleased_handles():
     return held
 
 
-def python_table_sizes():
-    sizes = {}
-    for name in PYTHON_HANDLE_TABLES:
-        if not hasattr(mpi_ops, name):
-            raise AssertionError(f"horde.torch.mpi_ops has no handle table {name}; "
-                                 "update PYTHON_HANDLE_TABLES in this test")
-        sizes[name] = len(getattr(mpi_ops, name))
-    return sizes
-
-
 def fastest_window_median(step_times):
     return min(statistics.median(step_times[i:i + STEP_WINDOW])
                for i in range(0, len(step_times) - STEP_WINDOW + 1, STEP_WINDOW))
@@ -149,7 +137,8 @@ def main():
     early = fastest_window_median(step_times[WARMUP_STEPS:3 * WARMUP_STEPS])
     late = fastest_window_median(step_times[-2 * WARMUP_STEPS:])
     held = unreleased_handles()
-    tables = python_table_sizes()
+    # The Python layer's tables keyed by handle; each entry leaves when its handle is waited on.
+    tables = _handle_table_sizes()
 
     print(f"soak rank {hvd.rank()}: {args.steps} steps; RSS {warm['rss'] / 2**20:.1f} MiB "
           f"after warm-up, {last['rss'] / 2**20:.1f} MiB at the end "

@@ -1,0 +1,101 @@
+"""Handles of asynchronous operations: ``poll`` and ``synchronize``, and the tables the
+Python layer keeps per handle until it is waited on (in-place targets, the members of a
+grouped operation, alltoall's received splits), with the helpers that fill them.
+
+A handle is an int issued by the extension; a grouped operation's handle is its first
+member's.
+"""
+
+import torch
+
+from horde.torch import _ops
+
+# handle of an in-place op -> (the caller's tensor, which synchronize() returns; whether
+# the op ran on a contiguous copy that must be copied back into it first).
+_in_place_targets = {}
+
+# handle of a grouped op (its first member's) -> the handles of all its members.
+_group_members = {}
+
+# handle of an alltoall -> the int32 tensor that receives the rows each rank sent here.
+_alltoall_received_splits = {}
+
+
+def poll(handle):
+    """True if the asynchronous operation behind ``handle`` has completed."""
+    return all(_ops.poll(h) for h in _group_members.get(handle, [handle]))
+
+
+def synchronize(handle):
+    """Waits for the operation behind ``handle`` and returns its output tensor (a list of
+    them for a grouped operation).
+
+    Raises HordeInternalError if the operation failed on the ranks.
+    """
+    members = _group_members.pop(handle, None)
+    if members is None:
+        return _synchronize_one(handle)
+    outputs, error = [], None
+    for member in members:
+        # Wait for every member even after a failure, so no handle is left behind.
+        try:
+            outputs.append(_synchronize_one(member))
+        except Exception as e:  # noqa: BLE001 - re-raised below
+            error = error or e
+    if error is not None:
+        raise error
+    return outputs
+
+
+def _synchronize_one(handle):
+    target, copy_back = _in_place_targets.pop(handle, (None, False))
+    received_splits = _alltoall_received_splits.pop(handle, None)
+    output = _ops.synchronize(handle)
+    if received_splits is not None:
+        return output, received_splits
+    if target is None:
+        return output
+    if copy_back:
+        with torch.no_grad():
+            target.copy_(output)
+    return target
+
+
+def op_name(name):
+    """The name the extension takes for an operation: "" (it names the op) for None."""
+    return "" if name is None else str(name)
+
+
+def track_in_place(handle, tensor, copy_back):
+    """Makes synchronize(handle) return ``tensor``, after copying the op's output into it
+    if ``copy_back`` (the op ran on a contiguous copy of it)."""
+    _in_place_targets[handle] = (tensor, copy_back)
+
+
+def in_place(tensor, submit):
+    """Runs ``submit(work)`` on the tensor itself, or on a contiguous copy that is copied
+    back at synchronize() when the tensor is not contiguous; synchronize() returns the
+    caller's tensor either way, as torch's in-place ops do."""
+    contiguous = tensor.is_contiguous()
+    handle = submit(tensor if contiguous else tensor.contiguous())
+    track_in_place(handle, tensor, not contiguous)
+    return handle
+
+
+def group_handle(handles):
+    """One handle for the members of a grouped operation: synchronize() on it waits for
+    all of them and returns their outputs as a list."""
+    _group_members[handles[0]] = list(handles)
+    return handles[0]
+
+
+def track_received_splits(handle, received_splits):
+    """Makes synchronize(handle) of an alltoall return ``(output, received_splits)``."""
+    _alltoall_received_splits[handle] = received_splits
+
+
+def _handle_table_sizes():
+    """The number of entries in each per-handle table (all 0 once every handle has been
+    waited on), by table name; for leak checks."""
+    return {"in_place_targets": len(_in_place_targets), "group_members": len(_group_members),
+            "alltoall_received_splits": len(_alltoall_received_splits)}
