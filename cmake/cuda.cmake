@@ -19,9 +19,12 @@ if(HORDE_CUDA_FOUND)
     set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
   endif()
   # Ampere and Hopper as real code, plus PTX for the newest so later GPUs JIT it.
-  # (nvcc 13 dropped everything before sm_75.)
+  # (nvcc 13 dropped everything before sm_75.) A variable of horde's own, applied to
+  # horde's target: a CUDA build of torch, found first, sets CMAKE_CUDA_ARCHITECTURES
+  # to OFF and would otherwise decide it.
+  set(HORDE_CUDA_ARCHITECTURES "80-real;90" CACHE STRING "CUDA architectures of horde's kernels")
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    set(CMAKE_CUDA_ARCHITECTURES "80-real;90")
+    set(CMAKE_CUDA_ARCHITECTURES ${HORDE_CUDA_ARCHITECTURES})
   endif()
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)

@@ -9,8 +9,8 @@ namespace mpi {
 CudaDevices::~CudaDevices() {
   for (auto& [device, d] : devices_) {
     cudaSetDevice(device);
+    if (d.fusion != nullptr) cudaFreeAsync(d.fusion, d.stream);
     cudaStreamSynchronize(d.stream);
-    cudaFree(d.fusion);
     cudaStreamDestroy(d.stream);
   }
 }
@@ -34,11 +34,12 @@ Status CudaDevices::FusionBuffer(int device, int64_t bytes, char** buffer) {
   HORDE_RETURN_IF_ERROR(Stream(device, &stream));
   Device& d = devices_[device];
   if (d.fusion_bytes < bytes) {
-    cudaFree(d.fusion);
-    d.fusion = nullptr;
-    d.fusion_bytes = 0;
     const std::string what = "fusion buffer of " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(device);
-    HORDE_RETURN_IF_ERROR(CheckCuda(cudaMalloc(reinterpret_cast<void**>(&d.fusion), bytes), "cudaMalloc", what));
+    char* grown = nullptr;
+    HORDE_RETURN_IF_ERROR(CheckCuda(cudaMallocAsync(reinterpret_cast<void**>(&grown), bytes, stream),
+                                    "cudaMallocAsync", what));
+    if (d.fusion != nullptr) HORDE_RETURN_IF_ERROR(CheckCuda(cudaFreeAsync(d.fusion, stream), "cudaFreeAsync", what));
+    d.fusion = grown;
     d.fusion_bytes = bytes;
   }
   *buffer = d.fusion;
@@ -55,7 +56,10 @@ Status WaitForInputs(const std::vector<TensorEntry>& entries, cudaStream_t strea
     }
     HORDE_RETURN_IF_ERROR(CheckCuda(cudaStreamWaitEvent(stream, cuda->event(), 0), "cudaStreamWaitEvent", what));
   }
-  if (!after_legacy) return Status::Ok();
+  return after_legacy ? WaitForLegacyStream(stream, what) : Status::Ok();
+}
+
+Status WaitForLegacyStream(cudaStream_t stream, const std::string& what) {
   cudaEvent_t legacy;
   HORDE_RETURN_IF_ERROR(CheckCuda(cudaEventCreateWithFlags(&legacy, cudaEventDisableTiming),
                                   "cudaEventCreateWithFlags", what));

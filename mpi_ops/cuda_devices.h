@@ -25,8 +25,9 @@ class CudaDevices {
 
   // Makes `device` current on the calling thread and returns its stream.
   Status Stream(int device, cudaStream_t* stream);
-  // At least `bytes` of the device's fusion buffer. Growing it frees the old one, which
-  // cudaFree orders after all work using it.
+  // At least `bytes` of the device's fusion buffer. It grows in stream order on the
+  // device's stream (the old one is freed after the work already queued there), so no
+  // call here synchronizes the device. On failure the old buffer stays.
   Status FusionBuffer(int device, int64_t bytes, char** buffer);
 
  private:
@@ -43,6 +44,11 @@ class CudaDevices {
 // (what a framework that records no event writes on).
 Status WaitForInputs(const std::vector<TensorEntry>& entries, cudaStream_t stream,
                      const std::string& what);
+
+// Makes `stream` wait for all work queued so far on the current device's legacy default
+// stream. Needed after the framework allocates an output on the background thread: its
+// caching allocator may hand out memory that default-stream kernels still read.
+Status WaitForLegacyStream(cudaStream_t stream, const std::string& what);
 
 }  // namespace mpi
 }  // namespace horde

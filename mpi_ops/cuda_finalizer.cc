@@ -25,11 +25,13 @@ CudaFinalizer::~CudaFinalizer() {
   thread_.join();
 }
 
-Status CudaFinalizer::CompleteAfter(std::vector<TensorEntry>& entries, cudaStream_t stream, ncclComm_t comm,
-                                    const std::string& what) {
+Status CudaFinalizer::CompleteAfter(std::vector<TensorEntry>& entries, int device, cudaStream_t stream,
+                                    ncclComm_t comm, const std::string& what, const Status& enqueued) {
   Pending pending;
+  pending.device = device;
   pending.comm = comm;
   pending.what = what;
+  pending.failure = enqueued;
   HORDE_RETURN_IF_ERROR(CheckCuda(cudaEventCreateWithFlags(&pending.event, cudaEventDisableTiming),
                                   "cudaEventCreateWithFlags", what));
   const cudaError_t recorded = cudaEventRecord(pending.event, stream);
@@ -75,7 +77,7 @@ size_t CudaFinalizer::FailPendingOn(ncclComm_t comm, const std::string& error) {
   size_t failed = 0;
   for (auto& p : pending_) {
     if (p.comm != comm) continue;
-    p.failure = p.what + ": " + error;
+    if (p.failure.ok()) p.failure = Status::Internal(p.what + ": " + error);
     p.comm = nullptr;  // an aborted communicator must not be queried again
     ++failed;
   }
@@ -86,6 +88,8 @@ std::list<CudaFinalizer::Pending> CudaFinalizer::TakeCompleted() {
   std::list<Pending> done;
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto next = std::next(it);
+    // Each call on the device's own context: no stray context on device 0.
+    cudaSetDevice(it->device);
     if (cudaEventQuery(it->event) != cudaErrorNotReady) done.splice(done.end(), pending_, it);
     it = next;
   }
@@ -107,10 +111,11 @@ std::vector<CudaFinalizer::BrokenComm> CudaFinalizer::FindBrokenComms() const {
 
 void CudaFinalizer::Finish(std::list<Pending>& done) {
   for (auto& finished : done) {
+    cudaSetDevice(finished.device);
     // A failed query (e.g. a kernel fault) fails the op with CUDA's text.
-    Status status = finished.failure.empty()
-                        ? CheckCuda(cudaEventQuery(finished.event), "cudaEventQuery", "completion of " + finished.what)
-                        : Status::Internal(finished.failure);
+    const Status status = finished.failure.ok() ? CheckCuda(cudaEventQuery(finished.event), "cudaEventQuery",
+                                                            "completion of " + finished.what)
+                                                : finished.failure;
     cudaEventDestroy(finished.event);
     for (auto& entry : finished.entries) entry.callback(status);
   }

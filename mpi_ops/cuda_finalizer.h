@@ -34,11 +34,13 @@ class CudaFinalizer {
   CudaFinalizer(const CudaFinalizer&) = delete;
   CudaFinalizer& operator=(const CudaFinalizer&) = delete;
 
-  // Records an event on `stream` and takes over the entries' callbacks (leaving no-ops
-  // for the runtime to call); `comm` (may be null) is the communicator the work used;
-  // `what` names the op in errors.
-  Status CompleteAfter(std::vector<TensorEntry>& entries, cudaStream_t stream, ncclComm_t comm,
-                       const std::string& what);
+  // Records an event on `stream` (of `device`, current) and takes over the entries'
+  // callbacks, leaving no-ops for the runtime to call; `comm` (may be null) is the
+  // communicator the work used; `what` names the op in errors. A failed `enqueued` (the
+  // op stopped halfway) still waits for what was queued before failing the entries, so
+  // their memory is not released under the stream.
+  Status CompleteAfter(std::vector<TensorEntry>& entries, int device, cudaStream_t stream, ncclComm_t comm,
+                       const std::string& what, const Status& enqueued = Status::Ok());
   // Marks the pending operations on `comm` as failed by `error` and stops watching
   // `comm`; returns how many there were. To be called, under the communicators'
   // Enqueueing() lock, just before aborting `comm`.
@@ -46,11 +48,12 @@ class CudaFinalizer {
 
  private:
   struct Pending {
+    int device;
     cudaEvent_t event;
     ncclComm_t comm;
     std::string what;
     std::vector<TensorEntry> entries;
-    std::string failure;  // set when its communicator failed
+    Status failure;  // not ok when its enqueueing or its communicator failed
   };
   struct BrokenComm {
     ncclComm_t comm;

@@ -74,8 +74,13 @@ int BlocksFor(int64_t count) {
   return static_cast<int>(std::min<int64_t>((count + kThreads - 1) / kThreads, 4096));
 }
 
+// Clears the thread's last error, so the check after a launch reports that launch and
+// not an earlier call (a cudaStreamQuery's "not ready", say).
+void ClearLastError() { static_cast<void>(cudaGetLastError()); }
+
 template <typename T>
 cudaError_t LaunchScale(void* data, int64_t count, double factor, cudaStream_t stream) {
+  ClearLastError();
   Scale<T><<<BlocksFor(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, factor);
   return cudaGetLastError();
 }
@@ -93,6 +98,7 @@ cudaError_t BatchedDeviceCopy(const std::vector<CopySpan>& spans, cudaStream_t s
     }
     if (largest == 0) continue;
     const int blocks = static_cast<int>(std::min<int64_t>((largest / 16 + kThreads - 1) / kThreads + 1, kMaxBlocksPerSpan));
+    ClearLastError();
     CopySpans<<<dim3(blocks, n), kThreads, 0, stream>>>(batch);
     const cudaError_t launched = cudaGetLastError();
     if (launched != cudaSuccess) return launched;

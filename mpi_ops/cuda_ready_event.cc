@@ -9,14 +9,9 @@ namespace mpi {
 
 Status CudaReadyEvent::Record(int device, cudaStream_t stream, std::shared_ptr<ReadyEvent>* out) {
   const std::string what = "ready event on cuda:" + std::to_string(device);
-  // Called on the framework's thread: leave its current device as it was.
-  int previous = 0;
-  HORDE_RETURN_IF_ERROR(CheckCuda(cudaGetDevice(&previous), "cudaGetDevice", what));
-  HORDE_RETURN_IF_ERROR(CheckCuda(cudaSetDevice(device), "cudaSetDevice", what));
   cudaEvent_t event;
-  const cudaError_t created = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-  cudaSetDevice(previous);
-  HORDE_RETURN_IF_ERROR(CheckCuda(created, "cudaEventCreateWithFlags", what));
+  HORDE_RETURN_IF_ERROR(CheckCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+                                  "cudaEventCreateWithFlags", what));
   // Owned from here on, so a failed record still destroys it.
   std::shared_ptr<CudaReadyEvent> ready(new CudaReadyEvent(event));
   HORDE_RETURN_IF_ERROR(CheckCuda(cudaEventRecord(event, stream), "cudaEventRecord", what));

@@ -14,7 +14,8 @@ namespace mpi {
 // runtime's stream waits on it with cudaStreamWaitEvent instead of the host waiting.
 class CudaReadyEvent : public ReadyEvent {
  public:
-  // Records a new event on `stream` of `device`.
+  // Records a new event on `stream` of `device`, which the caller has made current (a
+  // framework's default stream is the null handle: the current device's).
   static Status Record(int device, cudaStream_t stream, std::shared_ptr<ReadyEvent>* out);
   ~CudaReadyEvent() override;
   CudaReadyEvent(const CudaReadyEvent&) = delete;

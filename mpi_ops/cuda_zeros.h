@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <memory>
 
 #include "core/status.h"
@@ -10,9 +12,12 @@ namespace mpi {
 
 // A zero-filled tensor in device memory that horde owns: what a joined rank contributes
 // to a GPU allreduce, so that it runs the same NCCL collective as the other ranks.
+// Allocated, zeroed and freed in the order of `stream` (the runtime's stream of the
+// device), so neither end synchronizes the device.
 class CudaZeros : public Tensor {
  public:
-  static Status Create(DataType dtype, const TensorShape& shape, int32_t device, std::shared_ptr<Tensor>* out);
+  static Status Create(DataType dtype, const TensorShape& shape, int32_t device, cudaStream_t stream,
+                       std::shared_ptr<Tensor>* out);
   ~CudaZeros() override;
   CudaZeros(const CudaZeros&) = delete;
   CudaZeros& operator=(const CudaZeros&) = delete;
@@ -23,12 +28,13 @@ class CudaZeros : public Tensor {
   void* data() override { return data_; }
 
  private:
-  CudaZeros(DataType dtype, TensorShape shape, int32_t device)
-      : dtype_(dtype), shape_(std::move(shape)), device_(device) {}
+  CudaZeros(DataType dtype, TensorShape shape, int32_t device, cudaStream_t stream)
+      : dtype_(dtype), shape_(std::move(shape)), device_(device), stream_(stream) {}
 
   DataType dtype_;
   TensorShape shape_;
   int32_t device_;
+  cudaStream_t stream_;
   void* data_ = nullptr;
 };
 

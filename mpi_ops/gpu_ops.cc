@@ -21,7 +21,12 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
                     const std::shared_ptr<MpiDatatypes>& types, const std::shared_ptr<Timeline>& timeline,
                     const GpuSettings& settings) {
   auto resources = std::make_shared<NcclResources>(context, timeline);
-  ops->SetDeviceZeros(CudaZeros::Create);
+  ops->SetDeviceZeros([resources](DataType dtype, const TensorShape& shape, int32_t device,
+                                  std::shared_ptr<Tensor>* out) {
+    cudaStream_t stream;
+    HORDE_RETURN_IF_ERROR(resources->devices.Stream(device, &stream));
+    return CudaZeros::Create(dtype, shape, device, stream, out);
+  });
   if (settings.use_nccl) {
     if (settings.hierarchical_allreduce) {
       ops->Register(OpType::kAllreduce, std::make_unique<HierarchicalAllreduce>(resources, types));

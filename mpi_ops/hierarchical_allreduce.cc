@@ -11,6 +11,9 @@ namespace horde {
 namespace mpi {
 
 HierarchicalAllreduce::~HierarchicalAllreduce() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
   if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
   if (cross_ != MPI_COMM_NULL) MPI_Comm_free(&cross_);
 }

@@ -64,7 +64,10 @@ Status HostStagedOp::Execute(std::vector<TensorEntry>& entries, const Response& 
   for (size_t i = 0; i < entries.size(); ++i) {
     TensorEntry& e = entries[i];
     TensorEntry& h = host[i];
-    if (!e.output) HORDE_RETURN_IF_ERROR(e.allocate_output(h.output->shape(), &e.output));
+    if (!e.output) {
+      HORDE_RETURN_IF_ERROR(e.allocate_output(h.output->shape(), &e.output));
+      if (OnGpu(e.output)) HORDE_RETURN_IF_ERROR(WaitForLegacyStream(stream, what));
+    }
     if (h.output != e.output) HORDE_RETURN_IF_ERROR(Copy(*h.output, *e.output, stream, what));
     if (h.received_splits != e.received_splits) {
       HORDE_RETURN_IF_ERROR(Copy(*h.received_splits, *e.received_splits, stream, what));

@@ -7,6 +7,15 @@
 
 namespace horde {
 namespace mpi {
+namespace {
+
+TensorShape RowShape(const Tensor& tensor) {
+  const TensorShape shape = tensor.shape();
+  // A scalar gathers as one row per rank.
+  return shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
+}
+
+}  // namespace
 
 bool NcclAllgather::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
   return OnOneGpu(response, entries, false);
@@ -24,30 +33,31 @@ Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response&
   ncclComm_t comm;
   const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
-  // An allocation failure inside the group still ends it, so NCCL is left consistent.
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
-  Status status;
-  for (size_t i = 0; i < entries.size() && status.ok(); ++i) {
-    status = Gather(entries[i], &response.first_dims[i * size], comm, stream, what);
+  Status allocated;
+  for (size_t i = 0; i < entries.size() && allocated.ok(); ++i) {
+    allocated = AllocateOutput(entries[i], &response.first_dims[i * size], static_cast<int>(size));
   }
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what));
-  HORDE_RETURN_IF_ERROR(status);
-  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
+  HORDE_RETURN_IF_ERROR(r_->AgreeAfterAllocating(allocated, stream, what));
+  Status enqueued = CheckNccl(ncclGroupStart(), "ncclGroupStart", what);
+  for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) {
+    enqueued = Gather(entries[i], &response.first_dims[i * size], static_cast<int>(size), comm, stream, what);
+  }
+  const Status ended = CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what);
+  if (enqueued.ok()) enqueued = ended;
+  return r_->finalizer.CompleteAfter(entries, entries[0].input->device(), stream, comm, what, enqueued);
 }
 
-Status NcclAllgather::Gather(TensorEntry& entry, const int64_t* first_dims, ncclComm_t comm,
-                             cudaStream_t stream, const std::string& what) {
-  const int size = r_->mpi->topology().size;
-  TensorShape shape = entry.input->shape();
-  // A scalar gathers as one row per rank.
-  TensorShape row_shape = shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
-  const int64_t row_bytes = NumElements(row_shape) * DataTypeSize(entry.input->dtype());
+Status NcclAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dims, int size) {
+  TensorShape output_shape = RowShape(*entry.input);
   int64_t rows = 0;
   for (int r = 0; r < size; ++r) rows += first_dims[r];
-  TensorShape output_shape = row_shape;
   output_shape.insert(output_shape.begin(), rows);
-  HORDE_RETURN_IF_ERROR(entry.allocate_output(output_shape, &entry.output));
+  return entry.allocate_output(output_shape, &entry.output);
+}
 
+Status NcclAllgather::Gather(TensorEntry& entry, const int64_t* first_dims, int size, ncclComm_t comm,
+                             cudaStream_t stream, const std::string& what) {
+  const int64_t row_bytes = NumElements(RowShape(*entry.input)) * DataTypeSize(entry.input->dtype());
   char* out = static_cast<char*>(entry.output->data());
   const bool equal = std::all_of(first_dims, first_dims + size, [&](int64_t d) { return d == first_dims[0]; });
   if (equal) {

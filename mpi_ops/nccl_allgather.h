@@ -20,8 +20,10 @@ class NcclAllgather : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  private:
-  Status Gather(TensorEntry& entry, const int64_t* first_dims, ncclComm_t comm, cudaStream_t stream,
-                const std::string& what);
+  // The output of every rank's rows; then the NCCL calls that fill it.
+  static Status AllocateOutput(TensorEntry& entry, const int64_t* first_dims, int size);
+  static Status Gather(TensorEntry& entry, const int64_t* first_dims, int size, ncclComm_t comm,
+                       cudaStream_t stream, const std::string& what);
 
   std::shared_ptr<NcclResources> r_;
 };

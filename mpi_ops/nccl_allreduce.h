@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/collective_op.h"
+#include "mpi_ops/cuda_kernels.h"
 #include "mpi_ops/nccl_resources.h"
 
 namespace horde {
@@ -30,6 +31,13 @@ class NcclAllreduce : public CollectiveOp {
                         cudaStream_t stream, const std::string& what);
 
   std::shared_ptr<NcclResources> r_;
+
+ private:
+  // Enqueue the work for one tensor (in its output) or several (through the fusion buffer).
+  Status EnqueueOne(TensorEntry& entry, const Response& response, ncclComm_t comm, cudaStream_t stream,
+                    const std::string& what);
+  Status EnqueueFused(const std::vector<CopySpan>& in, const std::vector<CopySpan>& out, char* buffer, int64_t total,
+                      const Response& response, ncclComm_t comm, cudaStream_t stream, const std::string& what);
 };
 
 // Whether the response is on a GPU, all its entries are on the same GPU and (if asked)

@@ -1,5 +1,7 @@
 #include "mpi_ops/nccl_alltoall.h"
 
+#include <algorithm>
+
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/nccl_allreduce.h"
 #include "mpi_ops/nccl_check.h"
@@ -26,8 +28,9 @@ Status NcclAlltoall::Execute(std::vector<TensorEntry>& entries, const Response& 
   ncclComm_t comm;
   const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
-  for (auto& entry : entries) HORDE_RETURN_IF_ERROR(Exchange(entry, comm, stream, what));
-  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
+  Status enqueued;
+  for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) enqueued = Exchange(entries[i], comm, stream, what);
+  return r_->finalizer.CompleteAfter(entries, entries[0].input->device(), stream, comm, what, enqueued);
 }
 
 Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& received, cudaStream_t stream,
@@ -39,9 +42,14 @@ Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& rec
   HORDE_RETURN_IF_ERROR(entry.allocate_output(shape, &entry.output));
   if (!entry.received_splits) return Status::Ok();
   std::vector<int32_t> counts(received.begin(), received.end());
+  if (entry.received_splits->device() == kCpuDevice) {
+    // A host tensor (what Python passes): a stream-ordered copy would wait for the stream.
+    std::copy(counts.begin(), counts.end(), static_cast<int32_t*>(entry.received_splits->data()));
+    return Status::Ok();
+  }
   // From pageable memory the copy has consumed `counts` when the call returns.
   return CheckCuda(cudaMemcpyAsync(entry.received_splits->data(), counts.data(), counts.size() * sizeof(int32_t),
-                                   cudaMemcpyDefault, stream),
+                                   cudaMemcpyHostToDevice, stream),
                    "cudaMemcpyAsync (received splits)", what);
 }
 
@@ -57,11 +65,7 @@ Status NcclAlltoall::Exchange(TensorEntry& entry, ncclComm_t comm, cudaStream_t 
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Alltoall(sent.data(), 1, MPI_INT64_T, received.data(), 1, MPI_INT64_T, world),
                                  "MPI_Alltoall (row counts)"));
   if (local.ok()) local = Prepare(entry, received, stream, what);
-  int everyone_ok = local.ok() ? 1 : 0;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allreduce(MPI_IN_PLACE, &everyone_ok, 1, MPI_INT, MPI_MIN, world),
-                                 "MPI_Allreduce (alltoall agreement)"));
-  HORDE_RETURN_IF_ERROR(local);
-  if (!everyone_ok) return Status::PreconditionError(what + ": another rank could not take part");
+  HORDE_RETURN_IF_ERROR(r_->AgreeAfterAllocating(local, stream, what));
 
   const int64_t row_bytes = RowBytes(*entry.input);
   const char* in = static_cast<const char*>(entry.input->data());

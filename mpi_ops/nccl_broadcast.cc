@@ -16,17 +16,16 @@ Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response&
   ncclComm_t comm;
   const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
-  Status status;
-  for (auto& e : entries) {
-    status = CheckNccl(ncclBroadcast(e.input->data(), e.output->data(), e.input->size_bytes(), ncclUint8,
-                                     response.root, comm, stream),
-                       "ncclBroadcast", what);
-    if (!status.ok()) break;
+  Status enqueued = CheckNccl(ncclGroupStart(), "ncclGroupStart", what);
+  for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) {
+    TensorEntry& e = entries[i];
+    enqueued = CheckNccl(ncclBroadcast(e.input->data(), e.output->data(), e.input->size_bytes(), ncclUint8,
+                                       response.root, comm, stream),
+                         "ncclBroadcast", what);
   }
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what));
-  HORDE_RETURN_IF_ERROR(status);
-  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
+  const Status ended = CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what);
+  if (enqueued.ok()) enqueued = ended;
+  return r_->finalizer.CompleteAfter(entries, entries[0].input->device(), stream, comm, what, enqueued);
 }
 
 }  // namespace mpi

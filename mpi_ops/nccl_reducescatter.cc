@@ -23,34 +23,47 @@ Status NcclReducescatter::Execute(std::vector<TensorEntry>& entries, const Respo
   ncclComm_t comm;
   const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
-  for (auto& entry : entries) HORDE_RETURN_IF_ERROR(Scatter(entry, response, device, comm, stream, what));
-  return r_->finalizer.CompleteAfter(entries, stream, comm, what);
+  Status allocated;
+  int64_t largest = 0;
+  for (auto& entry : entries) {
+    if (allocated.ok()) allocated = AllocateOutput(entry, what);
+    largest = std::max(largest, entry.input->size_bytes());
+  }
+  char* scratch = nullptr;
+  if (allocated.ok() && response.prescale != 1.0) allocated = r_->devices.FusionBuffer(device, largest, &scratch);
+  HORDE_RETURN_IF_ERROR(r_->AgreeAfterAllocating(allocated, stream, what));
+  Status enqueued;
+  for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) {
+    enqueued = Scatter(entries[i], response, scratch, comm, stream, what);
+  }
+  return r_->finalizer.CompleteAfter(entries, device, stream, comm, what, enqueued);
 }
 
-Status NcclReducescatter::Scatter(TensorEntry& entry, const Response& response, int device, ncclComm_t comm,
-                                  cudaStream_t stream, const std::string& what) {
+Status NcclReducescatter::AllocateOutput(TensorEntry& entry, const std::string& what) const {
   const Topology& topology = r_->mpi->topology();
   TensorShape shape = entry.input->shape();
   if (shape.empty()) return Status::InvalidArgument(what + ": a scalar cannot be scattered by rows");
+  shape[0] = ReducescatterRows(shape[0], topology.size)[topology.rank];
+  return entry.allocate_output(shape, &entry.output);
+}
+
+Status NcclReducescatter::Scatter(TensorEntry& entry, const Response& response, char* scratch, ncclComm_t comm,
+                                  cudaStream_t stream, const std::string& what) {
+  const Topology& topology = r_->mpi->topology();
+  const TensorShape shape = entry.input->shape();
   const std::vector<int64_t> rows = ReducescatterRows(shape[0], topology.size);
   const int64_t row_elements = shape[0] == 0 ? 0 : NumElements(shape) / shape[0];
-  TensorShape output_shape = shape;
-  output_shape[0] = rows[topology.rank];
-  HORDE_RETURN_IF_ERROR(entry.allocate_output(output_shape, &entry.output));
-
   const int64_t element_size = DataTypeSize(response.dtype);
   const char* send = static_cast<const char*>(entry.input->data());
-  if (response.prescale != 1.0) {
+  if (scratch != nullptr) {
     // Entries run one after another on the stream, so they can share the buffer.
-    char* scaled = nullptr;
     const int64_t bytes = entry.input->size_bytes();
-    HORDE_RETURN_IF_ERROR(r_->devices.FusionBuffer(device, bytes, &scaled));
-    HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(scaled, send, bytes, cudaMemcpyDeviceToDevice, stream),
+    HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(scratch, send, bytes, cudaMemcpyDeviceToDevice, stream),
                                     "cudaMemcpyAsync (prescale copy)", what));
-    HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(scaled, bytes / element_size, response.dtype,
+    HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(scratch, bytes / element_size, response.dtype,
                                                       response.prescale, stream),
                                     "prescale kernel", what));
-    send = scaled;
+    send = scratch;
   }
   ncclDataType_t type;
   NcclType(response.dtype, &type);

@@ -21,7 +21,10 @@ class NcclReducescatter : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  private:
-  Status Scatter(TensorEntry& entry, const Response& response, int device, ncclComm_t comm, cudaStream_t stream,
+  // This rank's share of the rows; then the NCCL calls that fill it (prescaling through
+  // `scratch`, at least the input's size, when the response asks for it).
+  Status AllocateOutput(TensorEntry& entry, const std::string& what) const;
+  Status Scatter(TensorEntry& entry, const Response& response, char* scratch, ncclComm_t comm, cudaStream_t stream,
                  const std::string& what);
 
   std::shared_ptr<NcclResources> r_;

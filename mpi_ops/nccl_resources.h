@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,6 +26,18 @@ struct NcclResources {
   // stream, made to wait until the entries' inputs are ready, and the device's communicator.
   Status Begin(const std::vector<TensorEntry>& entries, const std::string& what, cudaStream_t* stream,
                ncclComm_t* comm);
+  // Whether every rank can launch the collective it has prepared (outputs and buffers
+  // allocated): a rank that cannot would leave the others in NCCL forever, so all launch
+  // or none does. One MPI allreduce; `local` if it failed, else an error if another's did.
+  Status AgreeToLaunch(const Status& local, const std::string& what);
+  // AgreeToLaunch after an op allocated its outputs through the framework on this thread
+  // (`allocated`: how that went), with `stream` first ordered after the framework's
+  // default stream, whose kernels may still read the memory the allocator handed out.
+  Status AgreeAfterAllocating(const Status& allocated, cudaStream_t stream, const std::string& what);
+  // The device's fusion buffer of at least `bytes`. Growing it beyond what every rank
+  // already holds is agreed like a launch (all ranks execute the same responses, so all
+  // reach the same growth together).
+  Status FusionBuffer(int device, int64_t bytes, const std::string& what, char** buffer);
   // Waits on the host until `stream` is done, watching `comm`: on an asynchronous error
   // it aborts the communicator (failing what the finalizer holds on it) and returns the
   // error instead of blocking forever. Caller holds comms.Enqueueing().
@@ -35,6 +48,7 @@ struct NcclResources {
   CudaDevices devices;
   NcclCommunicators comms;
   CudaFinalizer finalizer;
+  std::map<int, int64_t> agreed_fusion_bytes;  // per device, what every rank holds
 };
 
 }  // namespace mpi

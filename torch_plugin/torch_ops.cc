@@ -82,6 +82,10 @@ void CheckOutputMatches(const at::Tensor& input, const at::Tensor& output, const
         " for input " + c10::toString(input.scalar_type()) +
         ShapeString(TensorShape(input.sizes().begin(), input.sizes().end()))));
   }
+  if (output.device() != input.device()) {
+    throw Error(Status::InvalidArgument(op + ": the output tensor must be on the input's device; got " +
+                                        output.device().str() + " for input on " + input.device().str()));
+  }
 }
 
 // Operations checked and given handles, not yet queued.

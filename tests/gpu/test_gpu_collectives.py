@@ -99,3 +99,18 @@ def test_gpu_on_one_rank_and_cpu_on_another_is_a_mismatch(hvd, device):
     x = torch.ones(4, device=device if hvd.rank() == 0 else "cpu")
     with pytest.raises(Exception, match="device"):
         hvd.allreduce(x, name="mismatch.device")
+
+
+def test_a_joined_rank_contributes_zeros_on_its_gpu(hvd, device):
+    # The highest rank runs out of data first; the others' GPU allreduce still runs the
+    # same collective on every rank (NCCL or host staging) with its zeros.
+    first_out = hvd.size() - 1
+    if hvd.size() > 1 and hvd.rank() == first_out:
+        last = hvd.join(device=device.index)
+    else:
+        x = torch.full((1000,), hvd.rank() + 1.0, device=device)
+        got = hvd.allreduce(x, op=hvd.Sum, name="joined.grad")
+        active = range(hvd.size() - 1) if hvd.size() > 1 else range(1)
+        assert torch.all(got.cpu() == sum(r + 1.0 for r in active))
+        last = hvd.join()
+    assert 0 <= last < hvd.size()
