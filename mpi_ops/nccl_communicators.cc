@@ -1,5 +1,6 @@
 #include "mpi_ops/nccl_communicators.h"
 
+#include "core/logging.h"
 #include "mpi_ops/nccl_check.h"
 
 namespace horde {
@@ -35,6 +36,11 @@ Status NcclCommunicators::GetOver(MPI_Comm comm, const std::string& key, int dev
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)"));
   ncclComm_t created;
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclCommInitRank(&created, size, id, rank), "ncclCommInitRank", what));
+  // The library loaded may be the framework's, not the one horde was built with.
+  int version = 0;
+  ncclGetVersion(&version);
+  HORDE_LOG(kDebug) << "NCCL communicator " << full_key << " over " << size << " ranks (NCCL " << version
+                    << ", built with " << NCCL_VERSION_CODE << ")";
   comms_[full_key].comm = created;
   *out = created;
   return Status::Ok();
