@@ -6,6 +6,7 @@ optimizer locally, to know what the broadcast must produce.
 """
 
 import dataclasses
+import pickle
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import horde.torch as hvd
+from horde.torch.functions import _parameter_device, _TensorSlot
 
 ROOTS = sorted({0, hvd.size() - 1})
 
@@ -112,10 +114,12 @@ def assert_optimizer_states_equal(actual, expected):
             got = actual["state"][index][key]
             if torch.is_tensor(value):
                 assert torch.equal(got, value) and got.dtype == value.dtype, (index, key)
+                assert got.device == value.device, (index, key)
             elif isinstance(value, list):  # LBFGS: lists of tensors (and None)
                 assert len(got) == len(value), (index, key)
                 for g, v in zip(got, value):
-                    assert (torch.equal(g, v) if torch.is_tensor(v) else g == v), (index, key)
+                    assert (torch.equal(g, v) and g.device == v.device if torch.is_tensor(v)
+                            else g == v), (index, key)
             else:
                 assert got == value, (index, key)
 
@@ -174,6 +178,64 @@ def test_broadcasting_a_fresh_adam_keeps_its_trajectory(wrapped):
         assert_state_dicts_equal(model.state_dict(), twin.state_dict())
     for (name, p), p_twin in zip(model.named_parameters(), twin.parameters()):
         torch.testing.assert_close(p, p_twin, rtol=1e-6, atol=1e-6, msg=lambda m: f"{name}: {m}")
+
+
+# ------------------------------------------- where received optimizer state is allocated
+# A rank receives the root's GPU state tensors on the GPU of its own parameters, and its
+# CPU ones (Adam's step) on the CPU. Without a GPU only the CPU path runs end to end
+# (above, and in tests/gpu/test_gpu_training.py with one); here the two helpers that make
+# the choice are checked on their own.
+
+
+class FakeParam:
+    """Stands for a parameter on ``device``: _parameter_device reads only ``is_cuda`` and
+    ``device``, so this checks which parameter it picks without a GPU (no tensor is made
+    on the device)."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.is_cuda = self.device.type == "cuda"
+
+
+def test_parameter_device_is_the_first_gpu_parameters():
+    groups = [{"params": [torch.zeros(2), FakeParam("cpu")]},
+              {"params": [FakeParam("cuda:1"), FakeParam("cuda:0")]}]
+    assert _parameter_device(groups) == torch.device("cuda", 1)
+
+
+def test_parameter_device_is_the_cpu_without_gpu_parameters():
+    model = make_model(1)
+    assert _parameter_device(torch.optim.Adam(model.parameters()).param_groups) == torch.device("cpu")
+    assert _parameter_device([{"params": [FakeParam("cpu"), torch.zeros(1, device="meta")]}]) \
+        == torch.device("cpu")
+    assert _parameter_device([]) == torch.device("cpu")
+
+
+def test_tensor_slot_records_the_device_kind_and_allocates_accordingly():
+    cpu_slot = pickle.loads(pickle.dumps(_TensorSlot.of(torch.zeros(2, 3, dtype=torch.float64))))
+    assert (cpu_slot.shape, cpu_slot.dtype, cpu_slot.on_gpu) == ((2, 3), torch.float64, False)
+    # The device given for GPU slots (here 'meta' stands for this rank's GPU) is used only
+    # for slots of tensors that were on a GPU on the root; CPU ones stay on the CPU.
+    received = cpu_slot.allocate(torch.device("meta"))
+    assert (received.shape, received.dtype) == ((2, 3), torch.float64)
+    assert received.device == torch.device("cpu")
+    gpu_slot = pickle.loads(pickle.dumps(_TensorSlot((4,), torch.float16, on_gpu=True)))
+    received = gpu_slot.allocate(torch.device("meta"))
+    assert (received.shape, received.dtype) == ((4,), torch.float16)
+    assert received.device == torch.device("meta")
+
+
+def test_broadcast_optimizer_state_on_the_cpu_keeps_every_tensor_on_the_cpu():
+    """Adam's state after a step: exp_avg, exp_avg_sq and the step tensor, all on the CPU
+    on every rank after the broadcast, equal to the root's."""
+    model, optimizer = trained_optimizer("adam", hvd.rank(), 2)
+    hvd.broadcast_optimizer_state(optimizer, 0)
+    _, root_optimizer = trained_optimizer("adam", 0, 2)
+    state = optimizer.state_dict()["state"]
+    assert state and all(torch.is_tensor(state[i]["step"]) for i in state)
+    assert all(value.device == torch.device("cpu")
+               for entry in state.values() for value in entry.values() if torch.is_tensor(value))
+    assert_optimizer_states_equal(optimizer.state_dict(), root_optimizer.state_dict())
 
 
 # ---------------------------------------------------------------- objects

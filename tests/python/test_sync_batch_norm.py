@@ -160,3 +160,87 @@ def test_training_with_distributed_optimizer(momentum):
             torch.testing.assert_close(value, expected, **TOL, msg=lambda m: f"{name}: {m}")
         else:
             assert torch.equal(value, expected), name
+
+
+# ---------------------------------------------------------------- float16 / bfloat16 input
+
+# Per channel, every rank has LOW_ROWS * H * W = 72200 values, more than float16's largest
+# finite value (65504): a count or a sum kept in float16 overflows, and bfloat16 cannot
+# even represent the count exactly. Statistics must be computed in float32.
+LOW_ROWS, LOW_HW, LOW_C = 8, (95, 95), 3
+# A few times the rounding of one value to the dtype (measured: up to 5e-4 relative in
+# float16, 4e-3 in bfloat16).
+LOW_TOL = {torch.float16: dict(rtol=2e-3, atol=2e-3), torch.bfloat16: dict(rtol=1e-2, atol=1e-2)}
+
+
+def cpu_batch_norm_supports(dtype):
+    """Whether torch's own batch_norm runs on this dtype on the CPU (torch 1.13 has no
+    float16 CPU kernel); on one rank hvd.SyncBatchNorm is that batch_norm."""
+    try:
+        F.batch_norm(torch.ones(2, 1, dtype=dtype), None, None, training=True)
+        return True
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.parametrize("module_dtype", ["float32", "input"],
+                         ids=["amp_float32_module", "module_in_input_dtype"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+def test_low_precision_input_uses_float32_statistics(dtype, module_dtype):
+    """A float16 / bfloat16 input (AMP keeps the module in float32; model.half() converts
+    it too) gives finite outputs and gradients in the input's dtype that match float32
+    batch norm over the global batch (the same low-precision values, widened), and
+    running statistics that keep the buffers' dtype."""
+    if hvd.size() == 1 and not cpu_batch_norm_supports(dtype):
+        pytest.skip(f"on one rank SyncBatchNorm is torch's batch_norm, which has no CPU kernel "
+                    f"for {dtype} in torch {torch.__version__}")
+    assert LOW_ROWS * LOW_HW[0] * LOW_HW[1] > torch.finfo(torch.float16).max
+    sync = hvd.SyncBatchNorm(LOW_C, momentum=0.1)
+    generator = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        sync.weight.copy_(1 + 0.2 * torch.randn(LOW_C, generator=generator))
+        sync.bias.copy_(torch.randn(LOW_C, generator=generator))
+    if module_dtype == "input":
+        sync = sync.to(dtype)
+    param_dtype = sync.weight.dtype
+    reference = nn.BatchNorm2d(LOW_C, momentum=0.1)
+    with torch.no_grad():
+        reference.weight.copy_(sync.weight.float())
+        reference.bias.copy_(sync.bias.float())
+
+    n = LOW_ROWS * hvd.size()
+    x = (torch.randn((n, LOW_C) + LOW_HW, generator=generator) * 2 + 1).to(dtype)
+    grad = torch.randn((n, LOW_C) + LOW_HW, generator=generator).to(dtype)
+    mine = slice(LOW_ROWS * hvd.rank(), LOW_ROWS * (hvd.rank() + 1))
+
+    x_ref = x.float().requires_grad_(True)
+    y_ref = reference(x_ref)
+    y_ref.backward(grad.float())
+
+    x_mine = x[mine].clone().requires_grad_(True)
+    y = sync(x_mine)
+    y.backward(grad[mine])
+
+    tol = LOW_TOL[dtype]
+    assert y.dtype == dtype and x_mine.grad.dtype == dtype
+    assert torch.isfinite(y).all() and torch.isfinite(x_mine.grad).all()
+    torch.testing.assert_close(y.float(), y_ref[mine].detach(), **tol, msg=lambda m: f"output: {m}")
+    torch.testing.assert_close(x_mine.grad.float(), x_ref.grad[mine], **tol,
+                               msg=lambda m: f"input gradient: {m}")
+    for name in ("weight", "bias"):
+        local = getattr(sync, name).grad
+        assert local.dtype == param_dtype and torch.isfinite(local).all(), name
+        summed = hvd.allreduce(local.float(), name=f"sbn.low.{name}", op=hvd.Sum)
+        expected = getattr(reference, name).grad
+        # Sums of ~1e5 terms each: compare relative to their size.
+        torch.testing.assert_close(summed, expected, rtol=tol["rtol"],
+                                   atol=tol["atol"] * float(expected.abs().max()),
+                                   msg=lambda m: f"{name} gradient: {m}")
+    # float32 buffers get the float32 statistics: as close as float32 sums in another
+    # order, which statistics accumulated in float16 / bfloat16 would not be.
+    buffer_tol = dict(rtol=1e-4, atol=1e-5) if param_dtype == torch.float32 else tol
+    for name in ("running_mean", "running_var"):
+        value = getattr(sync, name)
+        assert value.dtype == param_dtype and torch.isfinite(value).all(), name
+        torch.testing.assert_close(value.float(), getattr(reference, name), **buffer_tol,
+                                   msg=lambda m: f"{name}: {m}")

@@ -39,10 +39,36 @@ def broadcast_parameters(params, root_rank, process_set=global_process_set):
 
 
 class _TensorSlot:
-    """Stands for a tensor of the root's optimizer state while its structure travels."""
+    """Stands for a tensor of the root's optimizer state while its structure travels:
+    its shape, dtype and whether it is on a GPU (not which one: the GPU index is the
+    root's own business)."""
 
-    def __init__(self, tensor):
-        self.shape, self.dtype = tuple(tensor.shape), tensor.dtype
+    def __init__(self, shape, dtype, on_gpu):
+        self.shape, self.dtype, self.on_gpu = tuple(shape), dtype, on_gpu
+
+    @classmethod
+    def of(cls, tensor):
+        return cls(tensor.shape, tensor.dtype, tensor.is_cuda)
+
+    def allocate(self, gpu_device):
+        """An uninitialized tensor to receive the root's: on ``gpu_device`` (this rank's
+        GPU, see _parameter_device) if the root's tensor is on a GPU, else on the CPU
+        (e.g. Adam's ``step``, which stays on the CPU next to GPU parameters)."""
+        return torch.empty(self.shape, dtype=self.dtype,
+                           device=gpu_device if self.on_gpu else torch.device("cpu"))
+
+
+def _parameter_device(param_groups):
+    """The device this rank keeps GPU optimizer state on: that of the first CUDA parameter
+    in ``param_groups`` (an optimizer's param_groups), or the CPU if no parameter is on a
+    GPU. Every rank picks its own GPU, so ranks on different GPUs (or sharing one) each
+    receive the root's GPU state on the GPU their parameters live on; load_state_dict then
+    moves each tensor to its parameter's device anyway."""
+    for group in param_groups:
+        for param in group["params"]:
+            if param.is_cuda:
+                return param.device
+    return torch.device("cpu")
 
 
 def _map_state(value, fn):
@@ -63,11 +89,15 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
     """
     state = optimizer.state_dict()
     is_root = rank() == root_rank
-    # The structure, with each tensor replaced by its shape and dtype, travels pickled;
-    # the tensors themselves are broadcast in place, in the structure's traversal order.
+    # The structure, with each tensor replaced by its shape, dtype and whether it is on a
+    # GPU, travels pickled; the tensors themselves are broadcast in place, in the
+    # structure's traversal order. A rank receives the root's GPU tensors on its own GPU:
+    # the broadcast needs the same kind of device on every rank. (A rank with no GPU
+    # parameter receives them on the CPU, and the runtime reports the device mismatch.)
     skeleton = broadcast_object(
-        _map_state(state, lambda v: _TensorSlot(v) if torch.is_tensor(v) else v) if is_root else None,
+        _map_state(state, lambda v: _TensorSlot.of(v) if torch.is_tensor(v) else v) if is_root else None,
         root_rank, name="broadcast_optimizer_state.structure", process_set=process_set)
+    gpu_device = _parameter_device(optimizer.param_groups)
     tensors = []
 
     def collect(value):
@@ -76,7 +106,7 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
                 tensors.append(value)
             return value
         if isinstance(value, _TensorSlot):
-            tensors.append(torch.empty(value.shape, dtype=value.dtype))
+            tensors.append(value.allocate(gpu_device))
             return tensors[-1]
         return value
 
