@@ -21,7 +21,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
     }
     out->shutdown = out->shutdown || list.shutdown;
     if (!list.failure.empty() && out->shutdown_reason.empty()) {
-      out->shutdown_reason = "rank " + std::to_string(rank) + " failed: " + list.failure;
+      out->shutdown_reason = names_.One(static_cast<int>(rank)) + " failed: " + list.failure;
     }
     for (auto& request : list.requests) {
       request.rank = static_cast<int32_t>(rank);
@@ -35,7 +35,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
   const std::vector<int> joined = table_.JoinedRanks();
   std::vector<PlannedResponse> ready;
   for (const auto& requests : table_.TakeReady()) {
-    ready.push_back({BuildResponse(requests, joined), requests[0].size_bytes()});
+    ready.push_back({BuildResponse(requests, joined, names_), requests[0].size_bytes()});
   }
   out->responses = planner_.Plan(std::move(ready));
   // After the ready names are taken, so a name that just became ready never counts.

@@ -5,6 +5,7 @@
 
 #include "core/fusion_planner.h"
 #include "core/message_table.h"
+#include "core/rank_names.h"
 #include "core/response.h"
 #include "core/stall_inspector.h"
 #include "core/status.h"
@@ -16,8 +17,9 @@ namespace horde {
 // fuses them, runs the stall inspector, and completes a join once every rank has joined.
 class Coordinator {
  public:
-  Coordinator(int world_size, int64_t fusion_threshold_bytes, StallSettings stall)
-      : table_(world_size), planner_(fusion_threshold_bytes), inspector_(stall) {}
+  // `names` says how messages name this runtime's ranks.
+  Coordinator(int world_size, int64_t fusion_threshold_bytes, StallSettings stall, RankNames names)
+      : table_(world_size), planner_(fusion_threshold_bytes), inspector_(stall, names), names_(std::move(names)) {}
 
   // `gathered` holds each rank's encoded RequestList, indexed by rank.
   Status Coordinate(const std::vector<std::string>& gathered, SteadyTime now, ResponseList* out);
@@ -33,6 +35,7 @@ class Coordinator {
   MessageTable table_;
   FusionPlanner planner_;
   StallInspector inspector_;
+  RankNames names_;
   SteadyTime last_round_{};
 };
 

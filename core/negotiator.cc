@@ -10,7 +10,7 @@ Negotiator::Negotiator(Transport* transport, NegotiationSettings settings, Clock
       clock_(std::move(clock)),
       cache_(settings.cache_capacity),
       planner_(settings.fusion_threshold_bytes),
-      coordinator_(transport->size(), settings.fusion_threshold_bytes, settings.stall) {}
+      coordinator_(transport->size(), settings.fusion_threshold_bytes, settings.stall, settings.rank_names) {}
 
 void Negotiator::set_fusion_threshold(int64_t bytes) {
   planner_ = FusionPlanner(bytes);

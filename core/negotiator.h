@@ -23,6 +23,7 @@ struct NegotiationSettings {
   int64_t fusion_threshold_bytes = 128 * 1024 * 1024;
   size_t cache_capacity = 1024;
   StallSettings stall;
+  RankNames rank_names;  // how messages name the ranks
 };
 
 // One negotiation round, run collectively by every rank; every rank returns the same

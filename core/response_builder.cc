@@ -20,18 +20,9 @@ std::string FormatDouble(double v) {
   return s.str();
 }
 
-std::string RankList(const std::vector<int>& ranks) {
-  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(ranks[i]);
-  }
-  return s;
-}
-
 // Compares one field across ranks. On disagreement, writes an error naming each value
 // and the ranks holding it, e.g. "float32 on rank 0; int32 on rank 1".
-bool Agree(const std::vector<Request>& by_rank, const char* field,
+bool Agree(const std::vector<Request>& by_rank, const RankNames& names, const char* field,
            const std::function<std::string(const Request&)>& value, std::string* error) {
   std::map<std::string, std::vector<int>> ranks_by_value;
   for (const auto& r : by_rank) ranks_by_value[value(r)].push_back(r.rank);
@@ -39,7 +30,7 @@ bool Agree(const std::vector<Request>& by_rank, const char* field,
   std::string detail;
   for (const auto& kv : ranks_by_value) {
     if (!detail.empty()) detail += "; ";
-    detail += kv.first + " on " + RankList(kv.second);
+    detail += kv.first + " on " + names.List(kv.second);
   }
   *error = "ranks disagree on the " + std::string(field) + " of " +
            OpTypeName(by_rank[0].op) + " '" + by_rank[0].name + "': " + detail;
@@ -52,32 +43,31 @@ std::string TrailingShape(const Request& r) {
   return "[*" + (rest.empty() ? std::string("]") : ", " + ShapeString(rest).substr(1));
 }
 
-bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
+bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names, std::string* error) {
   using R = const Request&;
-  if (!Agree(by_rank, "operation", [](R r) { return std::string(OpTypeName(r.op)); }, error) ||
-      !Agree(by_rank, "group", [](R r) { return r.group.empty() ? "no group" : "group '" + r.group + "'"; },
-             error) ||
-      !Agree(by_rank, "dtype", [](R r) { return std::string(DataTypeName(r.dtype)); }, error) ||
+  auto agree = [&](const char* field, const std::function<std::string(R)>& value) {
+    return Agree(by_rank, names, field, value, error);
+  };
+  if (!agree("operation", [](R r) { return std::string(OpTypeName(r.op)); }) ||
+      !agree("group", [](R r) { return r.group.empty() ? "no group" : "group '" + r.group + "'"; }) ||
+      !agree("dtype", [](R r) { return std::string(DataTypeName(r.dtype)); }) ||
       // CPU against GPU only: each rank normally drives its own GPU (cuda:0, cuda:1, ...).
-      !Agree(by_rank, "device", [](R r) { return std::string(r.device == kCpuDevice ? "cpu" : "gpu"); },
-             error)) {
+      !agree("device", [](R r) { return std::string(r.device == kCpuDevice ? "cpu" : "gpu"); })) {
     return false;
   }
   switch (by_rank[0].op) {
     case OpType::kAllreduce:
     case OpType::kReducescatter:
-      return Agree(by_rank, "shape", [](R r) { return ShapeString(r.shape); }, error) &&
-             Agree(by_rank, "reduce op", [](R r) { return std::string(ReduceOpName(r.reduce_op)); },
-                   error) &&
-             Agree(by_rank, "prescale factor", [](R r) { return FormatDouble(r.prescale); }, error) &&
-             Agree(by_rank, "postscale factor", [](R r) { return FormatDouble(r.postscale); },
-                   error);
+      return agree("shape", [](R r) { return ShapeString(r.shape); }) &&
+             agree("reduce op", [](R r) { return std::string(ReduceOpName(r.reduce_op)); }) &&
+             agree("prescale factor", [](R r) { return FormatDouble(r.prescale); }) &&
+             agree("postscale factor", [](R r) { return FormatDouble(r.postscale); });
     case OpType::kAllgather:
     case OpType::kAlltoall:
-      return Agree(by_rank, "shape (all but the first dimension)", TrailingShape, error);
+      return agree("shape (all but the first dimension)", TrailingShape);
     case OpType::kBroadcast:
-      return Agree(by_rank, "root rank", [](R r) { return std::to_string(r.root); }, error) &&
-             Agree(by_rank, "shape", [](R r) { return ShapeString(r.shape); }, error);
+      return agree("root rank", [&](R r) { return std::to_string(names.World(r.root)); }) &&
+             agree("shape", [](R r) { return ShapeString(r.shape); });
     case OpType::kJoin:
     case OpType::kBarrier:
       break;
@@ -87,23 +77,25 @@ bool CheckConsistent(const std::vector<Request>& by_rank, std::string* error) {
 
 // Joined ranks hold no tensors; they can contribute zeros to an allreduce but nothing
 // sensible to a gather or a broadcast.
-bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks, std::string* error) {
+bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks, const RankNames& names,
+                     std::string* error) {
   if (joined_ranks.empty() || first.op == OpType::kAllreduce) return true;
   *error = std::string(OpTypeName(first.op)) + " '" + first.name + "' cannot run while " +
-           RankList(joined_ranks) + (joined_ranks.size() == 1 ? " has" : " have") +
+           names.List(joined_ranks) + (joined_ranks.size() == 1 ? " has" : " have") +
            " joined; only allreduce proceeds with joined ranks (they contribute zeros)";
   return false;
 }
 
 }  // namespace
 
-Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<int>& joined_ranks) {
+Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<int>& joined_ranks,
+                       const RankNames& names) {
   const Request& first = by_rank[0];
   Response response;
   response.op = first.op;
   response.names = {first.name};
   std::string error;
-  if (!CheckConsistent(by_rank, &error) || !CheckJoinAllows(first, joined_ranks, &error)) {
+  if (!CheckConsistent(by_rank, names, &error) || !CheckJoinAllows(first, joined_ranks, names, &error)) {
     response.kind = Response::Kind::kError;
     response.error_message = error;
     return response;

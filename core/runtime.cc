@@ -15,8 +15,9 @@ RoundPacer::Duration CycleTime(double ms) {
   return RoundPacer::Duration(static_cast<int64_t>(ms * 1000.0));
 }
 
-NegotiationSettings NegotiationSettingsOf(const Config& config) {
+NegotiationSettings NegotiationSettingsOf(const Config& config, const Topology& topology) {
   NegotiationSettings settings;
+  settings.rank_names = RankNames(topology.world_ranks);
   settings.fusion_threshold_bytes = config.fusion_threshold_bytes;
   settings.cache_capacity = static_cast<size_t>(config.cache_capacity);
   settings.stall = config.stall;
@@ -39,7 +40,7 @@ Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> tr
       transport_(std::move(transport)),
       ops_(std::move(ops)),
       timeline_(timeline ? std::move(timeline) : std::make_shared<Timeline>()),
-      negotiator_(transport_.get(), NegotiationSettingsOf(config_)),
+      negotiator_(transport_.get(), NegotiationSettingsOf(config_, topology_)),
       pacer_(CycleTime(config_.cycle_time_ms)) {
   TunableParameters configured{config_.fusion_threshold_bytes, config_.cycle_time_ms,
                                config_.cache_capacity > 0};

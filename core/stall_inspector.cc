@@ -35,29 +35,12 @@ std::string Age(double seconds) {
   return s.str();
 }
 
-// "rank 3", "ranks 1,4", "ranks 0-7,9": runs of three or more ranks are shortened.
-std::string RankList(const std::vector<int>& ranks) {
-  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size();) {
-    size_t last = i;
-    while (last + 1 < ranks.size() && ranks[last + 1] == ranks[last] + 1) ++last;
-    if (i > 0) s += ",";
-    s += std::to_string(ranks[i]);
-    if (last - i >= 2) {
-      s += "-" + std::to_string(ranks[last]);
-      i = last + 1;
-    } else {
-      ++i;
-    }
-  }
-  return s;
-}
-
 // "  rank 1 has not submitted allreduce 'a', broadcast 'b' and 3 more (waiting up to 75 s)"
 // for names sharing one set of missing ranks, oldest first.
 std::string Line(const std::vector<const PendingName*>& names, SteadyTime now) {
   const std::vector<int>& missing = names[0]->missing;
-  std::string line = "  " + RankList(missing) + (missing.size() == 1 ? " has" : " have") +
+  // The missing ranks are world ranks by now (Inspect translated them).
+  std::string line = "  " + RankNames().List(missing) + (missing.size() == 1 ? " has" : " have") +
                      " not submitted ";
   for (size_t i = 0; i < names.size() && i < StallInspector::kNamesPerLine; ++i) {
     if (i > 0) line += ", ";
@@ -138,6 +121,7 @@ StallInspector::Findings StallInspector::Inspect(SteadyTime now, MessageTable* t
   last_check_ = now;
   std::vector<PendingName> stalled, expired;
   for (auto& pending : table->Waiting()) {
+    for (int& rank : pending.missing) rank = names_.World(rank);
     const double age = Seconds(now - pending.first_requested);
     if (settings_.shutdown_seconds > 0 && age >= settings_.shutdown_seconds) {
       expired.push_back(std::move(pending));

@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "core/message_table.h"
+#include "core/rank_names.h"
 #include "core/response.h"
 
 namespace horde {
@@ -37,7 +38,9 @@ class StallInspector {
     std::vector<Response> failed;
   };
 
-  explicit StallInspector(StallSettings settings) : settings_(settings) {}
+  // Reports name ranks by `names`.
+  explicit StallInspector(StallSettings settings, RankNames names = RankNames())
+      : settings_(settings), names_(std::move(names)) {}
 
   Findings Inspect(SteadyTime now, MessageTable* table);
 
@@ -45,6 +48,7 @@ class StallInspector {
   bool ReportDue(SteadyTime now) const;
 
   const StallSettings settings_;
+  const RankNames names_;
   std::optional<SteadyTime> last_check_;
   std::optional<SteadyTime> last_report_;
 };

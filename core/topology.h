@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 namespace horde {
 
 // Where this process sits: in the world, on its node, and among the nodes.
@@ -11,6 +13,9 @@ struct Topology {
   int cross_rank = 0;
   int cross_size = 1;
   bool homogeneous = true;  // every node runs the same number of ranks
+  // A process set's runtime: its ranks' world ranks, in order (rank and size above count
+  // within the set). Empty for the world's.
+  std::vector<int> world_ranks;
 };
 
 }  // namespace horde

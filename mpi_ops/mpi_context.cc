@@ -95,7 +95,9 @@ Status MpiContext::CreateForRanks(const std::vector<int>& ranks, std::shared_ptr
       MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank, &comm), "MPI_Comm_split"));
   out->reset();
   if (!member) return Status::Ok();
-  return Adopt(comm, threads_multiple, out);
+  HORDE_RETURN_IF_ERROR(Adopt(comm, threads_multiple, out));
+  (*out)->topology_.world_ranks = ranks;  // sorted, as the split's key numbered them
+  return Status::Ok();
 }
 
 Status MpiContext::Adopt(MPI_Comm comm, bool threads_multiple, std::shared_ptr<MpiContext>* out) {

@@ -25,8 +25,8 @@ HandleTable& Handles() {
 struct Target {
   std::shared_ptr<Runtime> runtime;
   std::vector<int> ranks;  // the set's world ranks
-  // What the set's failures begin with: the ranks in its runtime's messages (e.g.
-  // "[2] on rank 1") count within the set. Empty for the global set.
+  // What the set's failures begin with, e.g. "process set 1 (ranks [0, 2]): ". Empty for
+  // the global set.
   std::string context;
 };
 
@@ -35,7 +35,7 @@ Target RequireSet(int32_t process_set) {
   ThrowIfError(FindProcessSet(process_set, &target.runtime, &target.ranks));
   if (process_set != 0) {
     target.context = "process set " + std::to_string(process_set) + " (ranks " +
-                     RanksString(target.ranks) + ", numbered from 0 within the set): ";
+                     RanksString(target.ranks) + "): ";
   }
   return target;
 }
