@@ -11,14 +11,29 @@ namespace {
 
 void ShutdownAtExit() { torch_ops::Shutdown(); }
 
+// Registered after MPI's own exit handler, so it runs first: the runtime stops before
+// MPI is finalized, even in a program that forgot shutdown().
+void ShutdownAtExitOnce() {
+  static std::once_flag registered;
+  std::call_once(registered, [] { std::atexit(ShutdownAtExit); });
+}
+
 }  // namespace
 
 void init() {
   torch_ops::Init();
-  // Registered after MPI's own exit handler, so it runs first: the runtime stops before
-  // MPI is finalized, even in a program that forgot shutdown().
-  static std::once_flag registered;
-  std::call_once(registered, [] { std::atexit(ShutdownAtExit); });
+  ShutdownAtExitOnce();
+}
+
+std::vector<ProcessSet> init(const std::vector<std::vector<int>>& process_sets) {
+  const std::vector<int32_t> ids = torch_ops::Init(process_sets);
+  ShutdownAtExitOnce();
+  const int world_rank = rank();
+  std::vector<ProcessSet> sets;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    sets.push_back(detail::MakeProcessSet(ids[i], process_sets[i], world_rank));
+  }
+  return sets;
 }
 
 void shutdown() { torch_ops::Shutdown(); }

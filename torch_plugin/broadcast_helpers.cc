@@ -56,41 +56,44 @@ void Deserialize(const std::string& bytes, ::torch::optim::Optimizer& optimizer)
 }
 
 // root_rank's `bytes` on every rank: first the length, then the bytes as a uint8 tensor.
-std::string BroadcastBytes(const std::string& bytes, int root_rank, const std::string& name) {
+std::string BroadcastBytes(const std::string& bytes, int root_rank, const std::string& name,
+                           const ProcessSet& process_set) {
   at::Tensor length = at::full({1}, static_cast<int64_t>(bytes.size()), at::kLong);
-  broadcast_(length, root_rank, name + ".length");
+  broadcast_(length, root_rank, name + ".length", process_set);
   at::Tensor data = at::empty({length.item<int64_t>()}, at::kByte);
   if (rank() == root_rank) std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
-  broadcast_(data, root_rank, name + ".bytes");
+  broadcast_(data, root_rank, name + ".bytes", process_set);
   return std::string(static_cast<const char*>(data.data_ptr()), data.numel());
 }
 
 }  // namespace
 
 void broadcast_parameters(const ::torch::OrderedDict<std::string, at::Tensor>& named_tensors,
-                          int root_rank) {
+                          int root_rank, const ProcessSet& process_set) {
   // All start at once so they can be fused; a failure still waits for the rest (~Handle).
   std::vector<Handle> handles;
   handles.reserve(named_tensors.size());
   for (const auto& item : named_tensors) {
-    handles.push_back(broadcast_async_(item.value(), root_rank, "broadcast." + item.key()));
+    handles.push_back(broadcast_async_(item.value(), root_rank, "broadcast." + item.key(), process_set));
   }
   for (Handle& handle : handles) handle.wait();
 }
 
-void broadcast_parameters(const ::torch::nn::Module& module, int root_rank) {
+void broadcast_parameters(const ::torch::nn::Module& module, int root_rank,
+                          const ProcessSet& process_set) {
   ::torch::OrderedDict<std::string, at::Tensor> state;
   for (const auto& item : module.named_parameters()) state.insert(item.key(), item.value());
   for (const auto& item : module.named_buffers()) {
     if (item.value().defined()) state.insert(item.key(), item.value());
   }
-  broadcast_parameters(state, root_rank);
+  broadcast_parameters(state, root_rank, process_set);
 }
 
-void broadcast_optimizer_state(::torch::optim::Optimizer& optimizer, int root_rank) {
+void broadcast_optimizer_state(::torch::optim::Optimizer& optimizer, int root_rank,
+                               const ProcessSet& process_set) {
   const bool root = rank() == root_rank;
   std::string bytes = BroadcastBytes(root ? Serialize(optimizer) : std::string(), root_rank,
-                                     "broadcast_optimizer_state");
+                                     "broadcast_optimizer_state", process_set);
   if (!root) Deserialize(bytes, optimizer);
 }
 

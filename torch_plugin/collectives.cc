@@ -40,7 +40,8 @@ Handle InPlace(const at::Tensor& tensor, const char* op, Submit submit) {
 Handle allreduce_async(const at::Tensor& tensor, const AllreduceOptions& options) {
   at::Tensor input = Input(tensor, "allreduce");
   const int id = torch_ops::AllreduceAsync(input, NewOutput(input), options.name, options.op,
-                                           options.prescale_factor, options.postscale_factor);
+                                           options.prescale_factor, options.postscale_factor,
+                                           options.process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);
 }
 
@@ -51,7 +52,8 @@ at::Tensor allreduce(const at::Tensor& tensor, const AllreduceOptions& options) 
 Handle allreduce_async_(const at::Tensor& tensor, const AllreduceOptions& options) {
   return InPlace(tensor, "allreduce", [&](const at::Tensor& work) {
     return torch_ops::AllreduceAsync(work, work, options.name, options.op,
-                                     options.prescale_factor, options.postscale_factor);
+                                     options.prescale_factor, options.postscale_factor,
+                                     options.process_set.id());
   });
 }
 
@@ -59,49 +61,61 @@ at::Tensor allreduce_(const at::Tensor& tensor, const AllreduceOptions& options)
   return allreduce_async_(tensor, options).wait();
 }
 
-Handle allgather_async(const at::Tensor& tensor, const std::string& name) {
-  const int id = torch_ops::AllgatherAsync(Input(tensor, "allgather"), name);
+Handle allgather_async(const at::Tensor& tensor, const std::string& name,
+                       const ProcessSet& process_set) {
+  const int id = torch_ops::AllgatherAsync(Input(tensor, "allgather"), name, process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);
 }
 
-at::Tensor allgather(const at::Tensor& tensor, const std::string& name) {
-  return allgather_async(tensor, name).wait();
+at::Tensor allgather(const at::Tensor& tensor, const std::string& name,
+                     const ProcessSet& process_set) {
+  return allgather_async(tensor, name, process_set).wait();
 }
 
-Handle broadcast_async(const at::Tensor& tensor, int root_rank, const std::string& name) {
+// torch_ops takes the root as a rank of the job and checks that it is in the set.
+Handle broadcast_async(const at::Tensor& tensor, int root_rank, const std::string& name,
+                       const ProcessSet& process_set) {
   at::Tensor input = Input(tensor, "broadcast");
-  const int id = torch_ops::BroadcastAsync(input, NewOutput(input), root_rank, name);
+  const int id = torch_ops::BroadcastAsync(input, NewOutput(input), root_rank, name, process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);
 }
 
-at::Tensor broadcast(const at::Tensor& tensor, int root_rank, const std::string& name) {
-  return broadcast_async(tensor, root_rank, name).wait();
+at::Tensor broadcast(const at::Tensor& tensor, int root_rank, const std::string& name,
+                     const ProcessSet& process_set) {
+  return broadcast_async(tensor, root_rank, name, process_set).wait();
 }
 
-Handle broadcast_async_(const at::Tensor& tensor, int root_rank, const std::string& name) {
+Handle broadcast_async_(const at::Tensor& tensor, int root_rank, const std::string& name,
+                        const ProcessSet& process_set) {
   return InPlace(tensor, "broadcast", [&](const at::Tensor& work) {
-    return torch_ops::BroadcastAsync(work, work, root_rank, name);
+    return torch_ops::BroadcastAsync(work, work, root_rank, name, process_set.id());
   });
 }
 
-at::Tensor broadcast_(const at::Tensor& tensor, int root_rank, const std::string& name) {
-  return broadcast_async_(tensor, root_rank, name).wait();
+at::Tensor broadcast_(const at::Tensor& tensor, int root_rank, const std::string& name,
+                      const ProcessSet& process_set) {
+  return broadcast_async_(tensor, root_rank, name, process_set).wait();
+}
+
+AlltoallHandle alltoall_async(const at::Tensor& tensor, const std::vector<int64_t>& splits,
+                              const std::string& name, const ProcessSet& process_set) {
+  at::Tensor input = Input(tensor, "alltoall");
+  // Sized for the set; a rank outside it gets torch_ops' error before the size matters.
+  const int set_size = process_set.included() ? process_set.size() : 0;
+  at::Tensor received_splits = at::empty({set_size}, at::kInt);
+  const int id = torch_ops::AlltoallAsync(input, splits, received_splits, name, process_set.id());
+  return AlltoallHandle(detail::MakeHandle(id, at::Tensor(), false), std::move(received_splits));
 }
 
 AlltoallResult alltoall(const at::Tensor& tensor, const std::vector<int64_t>& splits,
-                        const std::string& name) {
-  at::Tensor input = Input(tensor, "alltoall");
-  AlltoallResult result;
-  result.received_splits = at::empty({torch_ops::CurrentTopology().size}, at::kInt);
-  const int id = torch_ops::AlltoallAsync(input, splits, result.received_splits, name);
-  result.output = detail::MakeHandle(id, at::Tensor(), false).wait();
-  return result;
+                        const std::string& name, const ProcessSet& process_set) {
+  return alltoall_async(tensor, splits, name, process_set).wait();
 }
 
 Handle reducescatter_async(const at::Tensor& tensor, const ReducescatterOptions& options) {
   const int id = torch_ops::ReducescatterAsync(Input(tensor, "reducescatter"), options.name,
                                                options.op, options.prescale_factor,
-                                               options.postscale_factor);
+                                               options.postscale_factor, options.process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);
 }
 
@@ -109,7 +123,16 @@ at::Tensor reducescatter(const at::Tensor& tensor, const ReducescatterOptions& o
   return reducescatter_async(tensor, options).wait();
 }
 
-void barrier() { detail::MakeHandle(torch_ops::BarrierAsync(), at::Tensor(), false).wait(); }
+void barrier(const ProcessSet& process_set) {
+  detail::MakeHandle(torch_ops::BarrierAsync(process_set.id()), at::Tensor(), false).wait();
+}
+
+int join(int device) {
+  const at::Tensor last_joined_rank = at::zeros({1}, at::kInt);
+  at::Tensor output = detail::MakeHandle(torch_ops::JoinAsync(last_joined_rank, device),
+                                         at::Tensor(), false).wait();
+  return output.item<int>();
+}
 
 }  // namespace torch
 }  // namespace horde

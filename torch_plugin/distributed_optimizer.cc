@@ -5,6 +5,7 @@
 #include <exception>
 #include <unordered_map>
 
+#include "core/process_set_registry.h"
 #include "horde/basics.h"
 #include "horde/error.h"
 #include "horde/torch/collectives.h"
@@ -33,11 +34,18 @@ void WriteGradient(const at::Tensor& param, const at::Tensor& reduced) {
 
 DistributedOptimizer::DistributedOptimizer(::torch::optim::Optimizer& optimizer,
                                            const NamedParameters& named_parameters,
-                                           int backward_passes_per_step, ReduceOp op)
-    : optimizer_(optimizer), backward_passes_per_step_(backward_passes_per_step), op_(op) {
+                                           int backward_passes_per_step, ReduceOp op,
+                                           ProcessSet process_set)
+    : optimizer_(optimizer), backward_passes_per_step_(backward_passes_per_step), op_(op),
+      process_set_(std::move(process_set)) {
   // Failing here beats failing in the middle of backward.
   if (!is_initialized()) {
     throw InvalidArgument("horde has not been initialized; call horde::init() first");
+  }
+  if (!process_set_.included()) {
+    throw InvalidArgument("rank " + std::to_string(rank()) + " is not in process set " +
+                          std::to_string(process_set_.id()) + " (ranks " +
+                          RanksString(process_set_.ranks()) + ")");
   }
   if (backward_passes_per_step < 1) {
     throw InvalidArgument("backward_passes_per_step must be at least 1, got " +
@@ -90,7 +98,11 @@ void DistributedOptimizer::OnGradient(Slot& slot, const at::Tensor& grad) {
   at::NoGradGuard no_grad;
   const at::Tensor& accumulated = slot.param.grad();
   at::Tensor local = accumulated.defined() ? accumulated + grad : grad.clone();
-  slot.reduction = allreduce_async_(local, {op_, slot.name});
+  slot.reduction = allreduce_async_(local, Options(slot));
+}
+
+AllreduceOptions DistributedOptimizer::Options(const Slot& slot) const {
+  return {op_, slot.name, 1.0, 1.0, process_set_};
 }
 
 void DistributedOptimizer::StartMissingReductions() {
@@ -98,7 +110,7 @@ void DistributedOptimizer::StartMissingReductions() {
   for (Slot& slot : slots_) {
     if (slot.reduction.valid()) continue;
     if (!slot.param.grad().defined()) slot.param.mutable_grad() = at::zeros_like(slot.param);
-    slot.reduction = allreduce_async_(slot.param.grad(), {op_, slot.name});
+    slot.reduction = allreduce_async_(slot.param.grad(), Options(slot));
   }
 }
 

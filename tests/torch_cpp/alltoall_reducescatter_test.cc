@@ -1,6 +1,8 @@
 // alltoall, reducescatter and barrier of <horde/torch.h>: results and local errors.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "tests/torch_cpp/test_util.h"
@@ -47,6 +49,20 @@ TEST(Alltoall, EmptySplitsSplitEvenly) {
   at::Tensor expected = at::arange(horde::size(), at::kFloat) * 10 + horde::rank();
   EXPECT_TRUE(result.output.equal(expected));
   EXPECT_TRUE(result.received_splits.equal(at::ones({horde::size()}, at::kInt)));
+}
+
+TEST(Alltoall, AsyncHandleGivesOutputAndReceivedSplits) {
+  const int me = horde::rank();
+  ht::AlltoallHandle handle = ht::alltoall_async(AlltoallInput(me), Splits(me), "cpp.alltoall.async");
+  ASSERT_TRUE(handle.valid());
+  ht::AlltoallResult expected = ht::alltoall(AlltoallInput(me), Splits(me), "cpp.alltoall.sync");
+  while (!handle.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ht::AlltoallResult result = handle.wait();
+  EXPECT_FALSE(handle.valid());
+  EXPECT_TRUE(result.output.equal(expected.output));
+  EXPECT_TRUE(result.received_splits.equal(expected.received_splits));
+  EXPECT_EQ(ErrorOf([&] { handle.wait(); }).code(), StatusCode::kInvalidArgument);
+  { ht::AlltoallHandle dropped = ht::alltoall_async(at::ones({horde::size()}), {}, "cpp.alltoall.dropped"); }
 }
 
 TEST(Alltoall, BadSplitsThrowInvalidArgumentOnTheRankThatPassedThem) {

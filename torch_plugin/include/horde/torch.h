@@ -13,6 +13,7 @@
 
 #include "horde/basics.h"
 #include "horde/error.h"
+#include "horde/process_set.h"
 #include "horde/torch/broadcast_helpers.h"
 #include "horde/torch/collectives.h"
 #include "horde/torch/distributed_optimizer.h"

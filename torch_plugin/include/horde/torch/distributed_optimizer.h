@@ -8,16 +8,19 @@
 #include <vector>
 
 #include "core/data_type.h"
+#include "horde/process_set.h"
 #include "horde/torch/handle.h"
 
 namespace horde {
 namespace torch {
 
+struct AllreduceOptions;
+
 // Wraps a torch::optim::Optimizer so that it steps with gradients reduced over all ranks
-// (averaged by default). A hook on each parameter starts the allreduce of its gradient
-// as soon as backward has produced it, overlapping communication with the rest of
-// backward; step() waits for them, writes the results into param.grad() and steps the
-// wrapped optimizer. With backward_passes_per_step = k, gradients accumulate locally
+// of `process_set` (default: every rank of the job), averaged by default. A hook on each
+// parameter starts the allreduce of its gradient as soon as backward has produced it,
+// overlapping communication with the rest of backward; step() waits for them, writes
+// the results into param.grad() and steps the wrapped optimizer. With backward_passes_per_step = k, gradients accumulate locally
 // over k backward passes and are reduced once, on the k-th.
 //
 // A parameter whose gradient did not appear on this rank (unused in this step) has its
@@ -31,8 +34,10 @@ class DistributedOptimizer {
 
   // `named_parameters` (e.g. module->named_parameters()) names every parameter of
   // `optimizer` the same way on all ranks; the names match gradients across ranks.
+  // Throws horde::Error (kInvalidArgument) on a rank outside `process_set`.
   DistributedOptimizer(::torch::optim::Optimizer& optimizer, const NamedParameters& named_parameters,
-                       int backward_passes_per_step = 1, ReduceOp op = ReduceOp::kAverage);
+                       int backward_passes_per_step = 1, ReduceOp op = ReduceOp::kAverage,
+                       ProcessSet process_set = ProcessSet());
   ~DistributedOptimizer();
   DistributedOptimizer(const DistributedOptimizer&) = delete;
   DistributedOptimizer& operator=(const DistributedOptimizer&) = delete;
@@ -61,10 +66,12 @@ class DistributedOptimizer {
   void AddSlots(const NamedParameters& named_parameters);
   void OnGradient(Slot& slot, const at::Tensor& grad);
   void StartMissingReductions();
+  AllreduceOptions Options(const Slot& slot) const;  // of the slot's allreduce
 
   ::torch::optim::Optimizer& optimizer_;
   const int backward_passes_per_step_;
   const ReduceOp op_;
+  const ProcessSet process_set_;
   std::mutex mu_;  // hooks may run on autograd's device threads
   std::vector<Slot> slots_;
   bool synchronized_ = false;

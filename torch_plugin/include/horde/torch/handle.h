@@ -2,6 +2,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <utility>
+
 namespace horde {
 namespace torch {
 
@@ -43,6 +45,37 @@ class Handle {
   // operation ran on a contiguous copy that wait() copies back into it.
   at::Tensor in_place_target_;
   bool copy_back_ = false;
+};
+
+// What alltoall returns: the rows every rank sent here, concatenated in rank order, and
+// how many rows came from each rank (int32, one element per rank of the process set).
+struct AlltoallResult {
+  at::Tensor output;
+  at::Tensor received_splits;
+};
+
+// An alltoall in flight (see alltoall_async): a Handle whose wait() also gives the
+// received splits. Move-only; wait() may be called once; dropping it waits, as a
+// Handle does.
+class AlltoallHandle {
+ public:
+  AlltoallHandle() = default;
+  AlltoallHandle(Handle handle, at::Tensor received_splits)
+      : received_splits_(std::move(received_splits)), handle_(std::move(handle)) {}
+
+  bool ready() const { return handle_.ready(); }
+  // Blocks until the alltoall finishes and returns its output and received splits.
+  // Throws horde::Error if it failed.
+  AlltoallResult wait() {
+    at::Tensor output = handle_.wait();
+    return {std::move(output), std::move(received_splits_)};
+  }
+  bool valid() const { return handle_.valid(); }
+
+ private:
+  // Written by the operation; declared first so that it outlives the handle's wait.
+  at::Tensor received_splits_;
+  Handle handle_;
 };
 
 }  // namespace torch
