@@ -35,7 +35,12 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
   const std::vector<int> joined = table_.JoinedRanks();
   std::vector<PlannedResponse> ready;
   for (const auto& requests : table_.TakeReady()) {
-    ready.push_back({BuildResponse(requests, joined, names_), requests[0].size_bytes()});
+    // An allgather's output holds every rank's rows.
+    int64_t bytes = requests[0].size_bytes();
+    if (requests[0].op == OpType::kAllgather) {
+      for (size_t r = 1; r < requests.size(); ++r) bytes += requests[r].size_bytes();
+    }
+    ready.push_back({BuildResponse(requests, joined, names_), bytes});
   }
   out->responses = planner_.Plan(std::move(ready));
   // After the ready names are taken, so a name that just became ready never counts.

@@ -4,12 +4,19 @@ namespace horde {
 namespace {
 
 bool Fusable(const Response& r) {
-  return r.kind == Response::Kind::kCollective && r.op == OpType::kAllreduce;
+  return r.kind == Response::Kind::kCollective && (r.op == OpType::kAllreduce || r.op == OpType::kAllgather);
 }
 
 bool SameSignature(const Response& a, const Response& b) {
-  return a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.prescale == b.prescale &&
+  return a.op == b.op && a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.prescale == b.prescale &&
          a.postscale == b.postscale && a.device == b.device;
+}
+
+// Adds `single`'s one tensor to the fused response `into`.
+void Append(const Response& single, Response* into) {
+  into->names.push_back(single.names[0]);
+  into->tensor_sizes.insert(into->tensor_sizes.end(), single.tensor_sizes.begin(), single.tensor_sizes.end());
+  into->first_dims.insert(into->first_dims.end(), single.first_dims.begin(), single.first_dims.end());
 }
 
 }  // namespace
@@ -48,10 +55,7 @@ std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse> ready) co
       if (!g.open || !SameSignature(g.response, item.response)) continue;
       int64_t new_end = AlignToFusion(g.end) + item.bytes;
       if (new_end > threshold_) continue;
-      g.response.names.push_back(item.response.names[0]);
-      g.response.tensor_sizes.insert(g.response.tensor_sizes.end(),
-                                     item.response.tensor_sizes.begin(),
-                                     item.response.tensor_sizes.end());
+      Append(item.response, &g.response);
       g.end = new_end;
       placed = true;
       break;

@@ -16,14 +16,16 @@ int64_t AlignToFusion(int64_t bytes);
 // buffer length the pack needs. Planner and executors share this so they agree.
 std::vector<int64_t> FusionOffsets(const std::vector<int64_t>& sizes, int64_t* total);
 
-// A response ready to run and the bytes of its tensor (one name each).
+// A response ready to run and the bytes of its tensor (one name each): for an
+// allgather, of its output (every rank's rows).
 struct PlannedResponse {
   Response response;
   int64_t bytes = 0;
 };
 
 // Packs ready allreduce responses that share dtype, reduce op, scale factors and
-// device into fused responses whose aligned size stays within the threshold. Fusion
+// device, and ready allgathers that share dtype and device, into fused responses whose
+// aligned size stays within the threshold. Fusion
 // only pays for small tensors: it saves a collective's fixed cost but copies every
 // byte in and out. So a tensor of `in_place_bytes` or more (or larger than the
 // threshold) runs alone, in place. Other responses pass through. The output keeps the

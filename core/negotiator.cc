@@ -106,11 +106,20 @@ std::vector<Response> Negotiator::TakeFastResponses(const RoundBits& all) {
   ready.reserve(all.ready.size());
   for (uint32_t position : all.ready) {
     const Response& response = cache_.response(position);
-    hits_.erase(response.names[0]);
+    auto hit = hits_.find(response.names[0]);
+    // What the coordinator plans with, the same on every rank: the tensor size the
+    // response carries, and for an allgather the (agreed) row size times all ranks'
+    // rows. Every rank holds the hit: all set its bit, and a join forces the slow path.
+    int64_t bytes = 0;
+    if (response.op == OpType::kAllreduce) {
+      bytes = response.tensor_sizes[0] * DataTypeSize(response.dtype);
+    } else if (response.op == OpType::kAllgather && hit != hits_.end()) {
+      int64_t rows = 0;
+      for (int64_t d : response.first_dims) rows += d;
+      bytes = hit->second.request.row_bytes() * rows;
+    }
+    if (hit != hits_.end()) hits_.erase(hit);
     cache_.Touch(position);
-    const int64_t bytes = response.op == OpType::kAllreduce
-                              ? response.tensor_sizes[0] * DataTypeSize(response.dtype)
-                              : 0;
     ready.push_back({response, bytes});
   }
   fast_path_responses_ += static_cast<int64_t>(ready.size());

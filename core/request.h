@@ -34,6 +34,10 @@ struct Request {
   int32_t group_size = 0;
 
   int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }
+  // The bytes of one row along the first dimension (a scalar is one row).
+  int64_t row_bytes() const {
+    return (shape.empty() ? 1 : NumElements(TensorShape(shape.begin() + 1, shape.end()))) * DataTypeSize(dtype);
+  }
 };
 
 // Everything one rank sends the coordinator in one round.

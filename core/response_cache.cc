@@ -11,13 +11,19 @@ bool SameSignature(const Request& a, const Request& b) {
 
 std::vector<Response> SplitResponse(const Response& response) {
   if (response.names.size() == 1) return {response};
-  if (response.op != OpType::kAllreduce) return {};
+  if (response.op != OpType::kAllreduce && response.op != OpType::kAllgather) return {};
   std::vector<Response> singles;
   singles.reserve(response.names.size());
+  // A fused allgather carries each tensor's first dimensions on every rank, in turn.
+  const size_t ranks = response.op == OpType::kAllgather ? response.first_dims.size() / response.names.size() : 0;
   for (size_t i = 0; i < response.names.size(); ++i) {
     Response single = response;
     single.names = {response.names[i]};
-    single.tensor_sizes = {response.tensor_sizes[i]};
+    if (response.op == OpType::kAllreduce) {
+      single.tensor_sizes = {response.tensor_sizes[i]};
+    } else {
+      single.first_dims.assign(response.first_dims.begin() + i * ranks, response.first_dims.begin() + (i + 1) * ranks);
+    }
     singles.push_back(std::move(single));
   }
   return singles;

@@ -1,9 +1,36 @@
 #include "mpi_ops/mpi_allgather.h"
 
 #include <climits>
+#include <cstring>
 
 namespace horde {
 namespace mpi {
+namespace {
+
+// The bytes of one row of `tensor` along its first dimension (a scalar is one row).
+int64_t RowBytes(const Tensor& tensor) {
+  const TensorShape shape = tensor.shape();
+  const TensorShape row(shape.empty() ? shape.begin() : shape.begin() + 1, shape.end());
+  return NumElements(row) * DataTypeSize(tensor.dtype());
+}
+
+// MPI counts and displacements (in bytes) of blocks of the given sizes laid end to end;
+// an error naming `what` past MPI's int range.
+Status BlockLayout(const std::vector<int64_t>& block_bytes, const std::string& what, std::vector<int>* counts,
+                   std::vector<int>* displacements) {
+  int64_t offset = 0;
+  for (int64_t bytes : block_bytes) {
+    if (offset + bytes > INT_MAX) {
+      return Status::InvalidArgument(what + ": output over 2 GiB is not supported by the MPI path");
+    }
+    counts->push_back(static_cast<int>(bytes));
+    displacements->push_back(static_cast<int>(offset));
+    offset += bytes;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status MpiAllgather::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const size_t size = static_cast<size_t>(context_->topology().size);
@@ -14,38 +41,69 @@ Status MpiAllgather::Execute(std::vector<TensorEntry>& entries, const Response& 
                             " tensors on " + std::to_string(size) + " ranks");
   }
   for (size_t i = 0; i < entries.size(); ++i) {
-    HORDE_RETURN_IF_ERROR(Gather(entries[i], &response.first_dims[i * size]));
+    HORDE_RETURN_IF_ERROR(AllocateOutput(entries[i], &response.first_dims[i * size]));
   }
-  return Status::Ok();
+  if (entries.size() == 1) return Gather(entries[0], response.first_dims.data());
+  return GatherFused(entries, response.first_dims);
+}
+
+Status MpiAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dims) const {
+  const TensorShape shape = entry.input->shape();
+  TensorShape output_shape = shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
+  int64_t rows = 0;
+  for (int r = 0; r < context_->topology().size; ++r) rows += first_dims[r];
+  output_shape.insert(output_shape.begin(), rows);
+  return entry.allocate_output(output_shape, &entry.output);
 }
 
 Status MpiAllgather::Gather(TensorEntry& entry, const int64_t* first_dims) {
   const int size = context_->topology().size;
-  TensorShape shape = entry.input->shape();
-  // A scalar gathers as one row per rank.
-  TensorShape row_shape = shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
-  const int64_t row_bytes = NumElements(row_shape) * DataTypeSize(entry.input->dtype());
-
-  std::vector<int> counts(size), displacements(size);
-  int64_t rows = 0;
-  for (int r = 0; r < size; ++r) {
-    int64_t offset = rows * row_bytes, count = first_dims[r] * row_bytes;
-    if (offset + count > INT_MAX) {
-      return Status::InvalidArgument("allgather '" + entry.name +
-                                     "': output over 2 GiB is not supported by the MPI path");
-    }
-    counts[r] = static_cast<int>(count);
-    displacements[r] = static_cast<int>(offset);
-    rows += first_dims[r];
-  }
-  TensorShape output_shape = row_shape;
-  output_shape.insert(output_shape.begin(), rows);
-  HORDE_RETURN_IF_ERROR(entry.allocate_output(output_shape, &entry.output));
-
+  const int64_t row_bytes = RowBytes(*entry.input);
+  std::vector<int64_t> block_bytes;
+  for (int r = 0; r < size; ++r) block_bytes.push_back(first_dims[r] * row_bytes);
+  std::vector<int> counts, displacements;
+  HORDE_RETURN_IF_ERROR(BlockLayout(block_bytes, "allgather '" + entry.name + "'", &counts, &displacements));
   const int rank = context_->topology().rank;
   return CheckMpi(MPI_Allgatherv(entry.input->data(), counts[rank], MPI_BYTE, entry.output->data(),
                                  counts.data(), displacements.data(), MPI_BYTE, context_->world()),
                   "MPI_Allgatherv");
+}
+
+// Rank r's block holds its rows of every tensor, tensor after tensor: one MPI call, then
+// each tensor's rows from each block land at that rank's offset in its output.
+Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims) {
+  const int size = context_->topology().size;
+  const int rank = context_->topology().rank;
+  std::vector<int64_t> row_bytes, block_bytes(size, 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    row_bytes.push_back(RowBytes(*entries[i].input));
+    for (int r = 0; r < size; ++r) block_bytes[r] += first_dims[i * size + r] * row_bytes[i];
+  }
+  std::vector<int> counts, displacements;
+  HORDE_RETURN_IF_ERROR(BlockLayout(block_bytes, "allgather of " + std::to_string(entries.size()) + " tensors",
+                                    &counts, &displacements));
+  char* const send = send_.Reserve(block_bytes[rank]);
+  int64_t packed = 0;
+  for (auto& entry : entries) {
+    const int64_t bytes = entry.input->size_bytes();
+    if (bytes > 0) std::memcpy(send + packed, entry.input->data(), bytes);  // empty tensors may have no data
+    packed += bytes;
+  }
+  char* received = received_.Reserve(displacements.back() + counts.back());
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allgatherv(send, counts[rank], MPI_BYTE, received, counts.data(),
+                                                displacements.data(), MPI_BYTE, context_->world()),
+                                 "MPI_Allgatherv"));
+  std::vector<int64_t> written(entries.size(), 0);  // bytes of each output filled so far
+  for (int r = 0; r < size; ++r) {
+    const char* block = received + displacements[r];
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const int64_t bytes = first_dims[i * size + r] * row_bytes[i];
+      if (bytes > 0) std::memcpy(static_cast<char*>(entries[i].output->data()) + written[i], block, bytes);
+      block += bytes;
+      written[i] += bytes;
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace mpi

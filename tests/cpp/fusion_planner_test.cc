@@ -109,26 +109,48 @@ TEST(FusionPlanner, LargeTensorsRunAloneInPlaceWhileSmallOnesAroundThemFuse) {
             (Groups{{"s1", "s2"}, {"big"}, {"huge"}}));
 }
 
+PlannedResponse Allgather(const std::string& name, int64_t bytes, std::vector<int64_t> first_dims) {
+  PlannedResponse p = Allreduce(name, bytes);
+  p.response.op = OpType::kAllgather;
+  p.response.first_dims = std::move(first_dims);
+  return p;
+}
+
 TEST(FusionPlanner, ErrorsAndOtherCollectivesPassThroughUnfused) {
   PlannedResponse error = Allreduce("bad", 4);
   error.response.kind = Response::Kind::kError;
   error.response.error_message = "ranks disagree";
   PlannedResponse error2 = error;
   error2.response.names = {"bad2"};
-  PlannedResponse gather1 = Allreduce("g1", 4);
-  gather1.response.op = OpType::kAllgather;
-  gather1.response.first_dims = {1, 1};
-  PlannedResponse gather2 = gather1;
-  gather2.response.names = {"g2"};
   PlannedResponse bcast = Allreduce("b", 4);
   bcast.response.op = OpType::kBroadcast;
+  PlannedResponse bcast2 = bcast;
+  bcast2.response.names = {"b2"};
 
   std::vector<Response> plan = FusionPlanner(1 << 20).Plan(
-      {Allreduce("x", 4), error, gather1, gather2, bcast, error2, Allreduce("y", 4)});
-  EXPECT_EQ(NamesOf(plan), (Groups{{"x", "y"}, {"bad"}, {"g1"}, {"g2"}, {"b"}, {"bad2"}}));
+      {Allreduce("x", 4), error, bcast, bcast2, error2, Allreduce("y", 4)});
+  EXPECT_EQ(NamesOf(plan), (Groups{{"x", "y"}, {"bad"}, {"b"}, {"b2"}, {"bad2"}}));
   EXPECT_EQ(plan[1].kind, Response::Kind::kError);
   EXPECT_EQ(plan[1].error_message, "ranks disagree");
-  EXPECT_EQ(plan[2].first_dims, (std::vector<int64_t>{1, 1}));
+}
+
+TEST(FusionPlanner, AllgathersFuseWithEachOtherAndCarryEveryTensorsFirstDimensions) {
+  std::vector<Response> plan = FusionPlanner(1 << 20).Plan(
+      {Allgather("g1", 12, {1, 2}), Allreduce("x", 4), Allgather("g2", 30, {3, 0}), Allreduce("y", 4)});
+  EXPECT_EQ(NamesOf(plan), (Groups{{"g1", "g2"}, {"x", "y"}}));
+  EXPECT_EQ(plan[0].op, OpType::kAllgather);
+  EXPECT_EQ(plan[0].first_dims, (std::vector<int64_t>{1, 2, 3, 0}));
+  EXPECT_TRUE(plan[0].tensor_sizes.empty());
+  EXPECT_EQ(plan[1].op, OpType::kAllreduce);
+}
+
+TEST(FusionPlanner, AllgathersFuseWithinTheThresholdOfTheirOutputs) {
+  FusionPlanner planner(/*threshold_bytes=*/200, /*in_place_bytes=*/150);
+  PlannedResponse other_dtype = Allgather("g64", 8, {1, 1});
+  other_dtype.response.dtype = DataType::kFloat64;
+  EXPECT_EQ(NamesOf(planner.Plan({Allgather("a", 100, {1, 1}), Allgather("b", 100, {1, 1}),
+                                  Allgather("big", 150, {1, 1}), other_dtype, Allgather("c", 36, {1, 1})})),
+            (Groups{{"a", "c"}, {"b"}, {"big"}, {"g64"}}));
 }
 
 TEST(FusionPlanner, DifferentSignaturesAreNotFused) {

@@ -99,10 +99,23 @@ TEST(ResponseCacheTest, SplitsAFusedAllreduceIntoOneResponsePerName) {
   EXPECT_EQ(singles[1].tensor_sizes, std::vector<int64_t>{5});
   EXPECT_EQ(singles[1].postscale, 0.5);
 
-  Response grouped_gather;
-  grouped_gather.op = OpType::kAllgather;
-  grouped_gather.names = {"a", "b"};
-  EXPECT_TRUE(SplitResponse(grouped_gather).empty());
+}
+
+TEST(ResponseCacheTest, SplitsAFusedAllgatherWithEachTensorsFirstDimensions) {
+  Response fused;
+  fused.op = OpType::kAllgather;
+  fused.names = {"a", "b"};
+  fused.first_dims = {1, 2, 3, 0};  // a: 1 row on rank 0, 2 on rank 1; b: 3 and 0
+  std::vector<Response> singles = SplitResponse(fused);
+  ASSERT_EQ(singles.size(), 2u);
+  EXPECT_EQ(singles[0].names, std::vector<std::string>{"a"});
+  EXPECT_EQ(singles[0].first_dims, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(singles[1].first_dims, (std::vector<int64_t>{3, 0}));
+
+  Response fused_broadcast;
+  fused_broadcast.op = OpType::kBroadcast;
+  fused_broadcast.names = {"a", "b"};
+  EXPECT_TRUE(SplitResponse(fused_broadcast).empty());
 }
 
 }  // namespace

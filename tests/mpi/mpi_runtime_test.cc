@@ -138,6 +138,55 @@ TEST(MpiRuntime, AllgatherConcatenatesRowsOfDifferentCounts) {
   }
 }
 
+// A group's allgathers fuse into one MPI_Allgatherv: rows of different shapes, counts
+// that differ per rank (zero included) and a scalar all land where they belong.
+TEST(MpiRuntime, FusedAllgathersPutEveryRanksRowsOfEveryTensorInPlace) {
+  constexpr int kTensors = 9;
+  const int n = Size();
+  auto rows_of = [](int i, int rank) { return i == kTensors - 1 ? 1 : (rank + i) % 3; };
+  auto cols_of = [](int i) { return i % 4 + 1; };
+  std::vector<Request> requests;
+  std::vector<TensorEntry> entries;
+  std::vector<std::shared_ptr<Pending>> pending;
+  std::vector<std::shared_ptr<Tensor>> outputs(kTensors);
+  for (int i = 0; i < kTensors; ++i) {
+    // The last is a scalar: one row per rank.
+    const TensorShape shape = i == kTensors - 1 ? TensorShape{} : TensorShape{rows_of(i, Rank()), cols_of(i)};
+    auto input = std::make_shared<HostTensor>(DataType::kFloat32, shape);
+    for (int64_t k = 0; k < NumElements(shape); ++k) input->as<float>()[k] = Rank() * 1000 + i * 10 + k;
+    Request r;
+    r.op = OpType::kAllgather;
+    r.dtype = DataType::kFloat32;
+    r.shape = shape;
+    requests.push_back(r);
+    auto p = std::make_shared<Pending>();
+    TensorEntry entry;
+    entry.input = input;
+    OutputAllocator host = HostAllocator(DataType::kFloat32);
+    entry.allocate_output = [host, out = &outputs[i]](const TensorShape& shape, std::shared_ptr<Tensor>* made) {
+      HORDE_RETURN_IF_ERROR(host(shape, made));
+      *out = *made;
+      return Status::Ok();
+    };
+    entry.callback = p->Callback();
+    entries.push_back(std::move(entry));
+    pending.push_back(p);
+  }
+  const RuntimeStats before = CurrentRuntime()->stats();
+  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup("gathers", requests, std::move(entries)).ok());
+  for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
+  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, kTensors);
+  for (int i = 0; i < kTensors; ++i) {
+    const float* values = static_cast<const float*>(outputs[i]->data());
+    int64_t at = 0;
+    for (int rank = 0; rank < n; ++rank) {
+      const int64_t elements = i == kTensors - 1 ? 1 : rows_of(i, rank) * cols_of(i);
+      for (int64_t k = 0; k < elements; ++k) EXPECT_EQ(values[at++], rank * 1000 + i * 10 + k) << i;
+    }
+    EXPECT_EQ(at, NumElements(outputs[i]->shape())) << i;
+  }
+}
+
 TEST(MpiRuntime, BroadcastFromEveryRoot) {
   for (int root = 0; root < Size(); ++root) {
     auto t = std::make_shared<HostTensor>(DataType::kFloat64, TensorShape{4});

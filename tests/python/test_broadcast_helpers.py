@@ -157,6 +157,9 @@ def test_broadcasting_a_fresh_adam_keeps_its_trajectory(wrapped):
     must not: after the broadcast, the optimizer steps like a twin that was never
     broadcast -- exactly for a plain Adam; for a DistributedOptimizer, every rank has the
     same data, so averaging changes the gradients by rounding only."""
+    if wrapped and hvd.size() & (hvd.size() - 1):
+        pytest.skip("averaging over a rank count that is not a power of two rounds the gradients, "
+                    "and Adam turns a rounded near-zero gradient into a full step of the other sign")
     model, twin = make_model(7), make_model(7)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     if wrapped:

@@ -19,7 +19,9 @@ def assert_next_allreduce_works(name):
 
 
 def ranks_text(ranks):
-    return ("rank " if len(ranks) == 1 else "ranks ") + ",".join(map(str, ranks))
+    """How errors list consecutive ranks: "rank 1", "ranks 1,2", "ranks 1-3"."""
+    listed = f"{ranks[0]}-{ranks[-1]}" if len(ranks) >= 3 else ",".join(map(str, ranks))
+    return ("rank " if len(ranks) == 1 else "ranks ") + listed
 
 
 # case -> (the field the error names, submit(rank, name) -> handle,
