@@ -4,7 +4,8 @@ namespace horde {
 namespace {
 
 bool Fusable(const Response& r) {
-  return r.kind == Response::Kind::kCollective && (r.op == OpType::kAllreduce || r.op == OpType::kAllgather);
+  return r.kind == Response::Kind::kCollective &&
+         (r.op == OpType::kAllreduce || r.op == OpType::kAllgather || r.op == OpType::kReducescatter);
 }
 
 bool SameSignature(const Response& a, const Response& b) {

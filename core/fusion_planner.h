@@ -23,9 +23,9 @@ struct PlannedResponse {
   int64_t bytes = 0;
 };
 
-// Packs ready allreduce responses that share dtype, reduce op, scale factors and
-// device, and ready allgathers that share dtype and device, into fused responses whose
-// aligned size stays within the threshold. Fusion
+// Packs ready allreduce (or reducescatter) responses that share dtype, reduce op, scale
+// factors and device, and ready allgathers that share dtype and device, into fused
+// responses whose aligned size stays within the threshold. Fusion
 // only pays for small tensors: it saves a collective's fixed cost but copies every
 // byte in and out. So a tensor of `in_place_bytes` or more (or larger than the
 // threshold) runs alone, in place. Other responses pass through. The output keeps the

@@ -108,11 +108,13 @@ std::vector<Response> Negotiator::TakeFastResponses(const RoundBits& all) {
     const Response& response = cache_.response(position);
     auto hit = hits_.find(response.names[0]);
     // What the coordinator plans with, the same on every rank: the tensor size the
-    // response carries, and for an allgather the (agreed) row size times all ranks'
-    // rows. Every rank holds the hit: all set its bit, and a join forces the slow path.
+    // response carries (or, for a reducescatter, the agreed shape gives), and for an
+    // allgather the (agreed) row size times all ranks' rows. Every rank holds the hit: all set its bit, and a join forces the slow path.
     int64_t bytes = 0;
     if (response.op == OpType::kAllreduce) {
       bytes = response.tensor_sizes[0] * DataTypeSize(response.dtype);
+    } else if (response.op == OpType::kReducescatter && hit != hits_.end()) {
+      bytes = hit->second.request.size_bytes();  // the shape every rank agreed on
     } else if (response.op == OpType::kAllgather && hit != hits_.end()) {
       int64_t rows = 0;
       for (int64_t d : response.first_dims) rows += d;

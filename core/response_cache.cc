@@ -11,7 +11,10 @@ bool SameSignature(const Request& a, const Request& b) {
 
 std::vector<Response> SplitResponse(const Response& response) {
   if (response.names.size() == 1) return {response};
-  if (response.op != OpType::kAllreduce && response.op != OpType::kAllgather) return {};
+  if (response.op != OpType::kAllreduce && response.op != OpType::kAllgather &&
+      response.op != OpType::kReducescatter) {
+    return {};
+  }
   std::vector<Response> singles;
   singles.reserve(response.names.size());
   // A fused allgather carries each tensor's first dimensions on every rank, in turn.
@@ -21,7 +24,7 @@ std::vector<Response> SplitResponse(const Response& response) {
     single.names = {response.names[i]};
     if (response.op == OpType::kAllreduce) {
       single.tensor_sizes = {response.tensor_sizes[i]};
-    } else {
+    } else if (response.op == OpType::kAllgather) {
       single.first_dims.assign(response.first_dims.begin() + i * ranks, response.first_dims.begin() + (i + 1) * ranks);
     }
     singles.push_back(std::move(single));

@@ -71,8 +71,8 @@ class ResponseCache {
 // Whether two requests for the same name ask for the same collective (rank aside).
 bool SameSignature(const Request& a, const Request& b);
 
-// The single-name responses a fused allreduce response stands for; a one-name response
-// stands for itself. Other multi-name responses (groups of other kinds) give none.
+// The single-name responses a fused allreduce, allgather or reducescatter response
+// stands for; a one-name response stands for itself. Other multi-name responses give none.
 std::vector<Response> SplitResponse(const Response& response);
 
 }  // namespace horde

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/collective_op.h"
 #include "mpi_ops/host_buffer.h"
@@ -12,7 +14,9 @@ namespace mpi {
 
 // Reducescatter of host tensors with MPI: every rank's tensor (all of one shape) is
 // reduced, and rank r keeps its share of the first dimension (core/row_split.h). A
-// prescaled input is scaled in a persistent buffer, never in the caller's tensor.
+// prescaled input is scaled in a persistent buffer, never in the caller's tensor. A
+// fused response (several tensors) is one MPI_Ireduce_scatter: each rank's rows of every
+// tensor are packed into its block, and this rank's share is unpacked into the outputs.
 class MpiReducescatter : public CollectiveOp {
  public:
   MpiReducescatter(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types)
@@ -24,13 +28,17 @@ class MpiReducescatter : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  private:
-  Status Scatter(TensorEntry& entry, const Response& response);
+  struct Split;
   // The input to send: the tensor itself, or a prescaled copy of it.
   const void* ScaledInput(TensorEntry& entry, const Response& response);
+  // The send buffer of several tensors (a fused response).
+  const void* Pack(std::vector<TensorEntry>& entries, const std::vector<Split>& splits, const Response& response);
+  static std::string OpName(const std::vector<TensorEntry>& entries);
 
   std::shared_ptr<MpiContext> context_;
   std::shared_ptr<MpiDatatypes> types_;
   HostBuffer prescaled_;
+  HostBuffer received_;
 };
 
 }  // namespace mpi

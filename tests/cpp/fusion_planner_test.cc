@@ -144,6 +144,14 @@ TEST(FusionPlanner, AllgathersFuseWithEachOtherAndCarryEveryTensorsFirstDimensio
   EXPECT_EQ(plan[1].op, OpType::kAllreduce);
 }
 
+TEST(FusionPlanner, ReducescattersFuseWithEachOtherNotWithAllreduces) {
+  PlannedResponse rs1 = Allreduce("rs1", 16), rs2 = Allreduce("rs2", 16), scaled = Allreduce("rs.scaled", 16);
+  for (PlannedResponse* p : {&rs1, &rs2, &scaled}) p->response.op = OpType::kReducescatter;
+  scaled.response.postscale = 0.5;
+  EXPECT_EQ(NamesOf(FusionPlanner(1 << 20).Plan({rs1, Allreduce("x", 4), scaled, rs2, Allreduce("y", 4)})),
+            (Groups{{"rs1", "rs2"}, {"x", "y"}, {"rs.scaled"}}));
+}
+
 TEST(FusionPlanner, AllgathersFuseWithinTheThresholdOfTheirOutputs) {
   FusionPlanner planner(/*threshold_bytes=*/200, /*in_place_bytes=*/150);
   PlannedResponse other_dtype = Allgather("g64", 8, {1, 1});

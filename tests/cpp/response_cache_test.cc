@@ -101,7 +101,7 @@ TEST(ResponseCacheTest, SplitsAFusedAllreduceIntoOneResponsePerName) {
 
 }
 
-TEST(ResponseCacheTest, SplitsAFusedAllgatherWithEachTensorsFirstDimensions) {
+TEST(ResponseCacheTest, SplitsFusedAllgathersWithEachTensorsFirstDimensionsAndFusedReducescatters) {
   Response fused;
   fused.op = OpType::kAllgather;
   fused.names = {"a", "b"};
@@ -111,6 +111,13 @@ TEST(ResponseCacheTest, SplitsAFusedAllgatherWithEachTensorsFirstDimensions) {
   EXPECT_EQ(singles[0].names, std::vector<std::string>{"a"});
   EXPECT_EQ(singles[0].first_dims, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(singles[1].first_dims, (std::vector<int64_t>{3, 0}));
+
+  Response fused_reducescatter = fused;
+  fused_reducescatter.op = OpType::kReducescatter;
+  fused_reducescatter.first_dims.clear();
+  std::vector<Response> scattered = SplitResponse(fused_reducescatter);
+  ASSERT_EQ(scattered.size(), 2u);
+  EXPECT_EQ(scattered[1].names, std::vector<std::string>{"b"});
 
   Response fused_broadcast;
   fused_broadcast.op = OpType::kBroadcast;

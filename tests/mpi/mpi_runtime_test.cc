@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/api.h"
+#include "core/row_split.h"
 #include "mpi_ops/half_float.h"
 #include "mpi_ops/make_runtime.h"
 #include "tests/mpi/host_allocator.h"
@@ -184,6 +185,59 @@ TEST(MpiRuntime, FusedAllgathersPutEveryRanksRowsOfEveryTensorInPlace) {
       for (int64_t k = 0; k < elements; ++k) EXPECT_EQ(values[at++], rank * 1000 + i * 10 + k) << i;
     }
     EXPECT_EQ(at, NumElements(outputs[i]->shape())) << i;
+  }
+}
+
+// A group's reducescatters fuse into one MPI_Ireduce_scatter: first dimensions that do
+// not divide by the rank count (some ranks get no rows), different row shapes, scaling.
+TEST(MpiRuntime, FusedReducescattersGiveEveryRankItsRowsOfEveryTensor) {
+  constexpr int kTensors = 6;
+  const int n = Size();
+  auto first_dim = [n](int i) { return i == 0 ? n - 1 : 2 * n + i; };
+  auto cols_of = [](int i) { return i % 3 + 1; };
+  std::vector<Request> requests;
+  std::vector<TensorEntry> entries;
+  std::vector<std::shared_ptr<Pending>> pending;
+  std::vector<std::shared_ptr<Tensor>> outputs(kTensors);
+  for (int i = 0; i < kTensors; ++i) {
+    const TensorShape shape{first_dim(i), cols_of(i)};
+    auto input = std::make_shared<HostTensor>(DataType::kFloat64, shape);
+    for (int64_t k = 0; k < NumElements(shape); ++k) input->as<double>()[k] = (Rank() + 1) * (i * 100 + k);
+    Request r;
+    r.op = OpType::kReducescatter;
+    r.dtype = DataType::kFloat64;
+    r.shape = shape;
+    r.reduce_op = ReduceOp::kAverage;
+    r.prescale = 2.0;
+    r.postscale = 3.0;
+    requests.push_back(r);
+    auto p = std::make_shared<Pending>();
+    TensorEntry entry;
+    entry.input = input;
+    OutputAllocator host = HostAllocator(DataType::kFloat64);
+    entry.allocate_output = [host, out = &outputs[i]](const TensorShape& shape, std::shared_ptr<Tensor>* made) {
+      HORDE_RETURN_IF_ERROR(host(shape, made));
+      *out = *made;
+      return Status::Ok();
+    };
+    entry.callback = p->Callback();
+    entries.push_back(std::move(entry));
+    pending.push_back(p);
+  }
+  const RuntimeStats before = CurrentRuntime()->stats();
+  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup("scatters", requests, std::move(entries)).ok());
+  for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
+  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, kTensors);
+  // The average of (r + 1) * v over ranks, times 2 and 3: 6 * v * (n + 1) / 2.
+  for (int i = 0; i < kTensors; ++i) {
+    const std::vector<int64_t> rows = ReducescatterRows(first_dim(i), n);
+    int64_t first_row = 0;
+    for (int r = 0; r < Rank(); ++r) first_row += rows[r];
+    ASSERT_EQ(outputs[i]->shape(), (TensorShape{rows[Rank()], cols_of(i)})) << i;
+    const double* values = static_cast<const double*>(outputs[i]->data());
+    for (int64_t k = 0; k < rows[Rank()] * cols_of(i); ++k) {
+      EXPECT_DOUBLE_EQ(values[k], 3.0 * (n + 1) * (i * 100 + first_row * cols_of(i) + k)) << i << "," << k;
+    }
   }
 }
 
