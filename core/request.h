@@ -35,9 +35,7 @@ struct Request {
 
   int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }
   // The bytes of one row along the first dimension (a scalar is one row).
-  int64_t row_bytes() const {
-    return (shape.empty() ? 1 : NumElements(TensorShape(shape.begin() + 1, shape.end()))) * DataTypeSize(dtype);
-  }
+  int64_t row_bytes() const { return NumElements(RowShape(shape)) * DataTypeSize(dtype); }
 };
 
 // Everything one rank sends the coordinator in one round.

@@ -2,6 +2,10 @@
 
 namespace horde {
 
+TensorShape RowShape(const TensorShape& shape) {
+  return shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
+}
+
 int64_t NumElements(const TensorShape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

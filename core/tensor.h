@@ -15,6 +15,9 @@ namespace horde {
 using TensorShape = std::vector<int64_t>;
 
 int64_t NumElements(const TensorShape& shape);
+// One row along the first dimension: all but the first dimension (a scalar is one row
+// of itself, as gathers and splits treat it).
+TensorShape RowShape(const TensorShape& shape);
 std::string ShapeString(const TensorShape& shape);
 
 // What the runtime needs of a framework tensor: its type, shape, place and memory.
@@ -27,6 +30,7 @@ class Tensor {
   virtual int32_t device() const = 0;
   virtual void* data() = 0;
   int64_t size_bytes() const { return NumElements(shape()) * DataTypeSize(dtype()); }
+  int64_t row_bytes() const { return NumElements(RowShape(shape())) * DataTypeSize(dtype()); }
 };
 
 // Creates an output tensor whose shape is known only after negotiation (allgather).

@@ -7,13 +7,6 @@ namespace horde {
 namespace mpi {
 namespace {
 
-// The bytes of one row of `tensor` along its first dimension (a scalar is one row).
-int64_t RowBytes(const Tensor& tensor) {
-  const TensorShape shape = tensor.shape();
-  const TensorShape row(shape.empty() ? shape.begin() : shape.begin() + 1, shape.end());
-  return NumElements(row) * DataTypeSize(tensor.dtype());
-}
-
 // MPI counts and displacements (in bytes) of blocks of the given sizes laid end to end;
 // an error naming `what` past MPI's int range.
 Status BlockLayout(const std::vector<int64_t>& block_bytes, const std::string& what, std::vector<int>* counts,
@@ -48,8 +41,7 @@ Status MpiAllgather::Execute(std::vector<TensorEntry>& entries, const Response& 
 }
 
 Status MpiAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dims) const {
-  const TensorShape shape = entry.input->shape();
-  TensorShape output_shape = shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
+  TensorShape output_shape = RowShape(entry.input->shape());
   int64_t rows = 0;
   for (int r = 0; r < context_->topology().size; ++r) rows += first_dims[r];
   output_shape.insert(output_shape.begin(), rows);
@@ -58,7 +50,7 @@ Status MpiAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dim
 
 Status MpiAllgather::Gather(TensorEntry& entry, const int64_t* first_dims) {
   const int size = context_->topology().size;
-  const int64_t row_bytes = RowBytes(*entry.input);
+  const int64_t row_bytes = entry.input->row_bytes();
   std::vector<int64_t> block_bytes;
   for (int r = 0; r < size; ++r) block_bytes.push_back(first_dims[r] * row_bytes);
   std::vector<int> counts, displacements;
@@ -76,7 +68,7 @@ Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries, const std::v
   const int rank = context_->topology().rank;
   std::vector<int64_t> row_bytes, block_bytes(size, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
-    row_bytes.push_back(RowBytes(*entries[i].input));
+    row_bytes.push_back(entries[i].input->row_bytes());
     for (int r = 0; r < size; ++r) block_bytes[r] += first_dims[i * size + r] * row_bytes[i];
   }
   std::vector<int> counts, displacements;

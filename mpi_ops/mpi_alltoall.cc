@@ -14,13 +14,7 @@ struct RowLayout {
   int64_t row_bytes = 0;
 };
 
-RowLayout LayoutOf(const Tensor& tensor) {
-  TensorShape shape = tensor.shape();
-  RowLayout layout;
-  if (!shape.empty()) layout.row_shape.assign(shape.begin() + 1, shape.end());
-  layout.row_bytes = NumElements(layout.row_shape) * DataTypeSize(tensor.dtype());
-  return layout;
-}
+RowLayout LayoutOf(const Tensor& tensor) { return {RowShape(tensor.shape()), tensor.row_bytes()}; }
 
 // Row counts and offsets in MPI's ints; fails if they do not fit.
 Status ToMpiCounts(const std::string& name, const std::vector<int64_t>& rows,

@@ -7,15 +7,6 @@
 
 namespace horde {
 namespace mpi {
-namespace {
-
-TensorShape RowShape(const Tensor& tensor) {
-  const TensorShape shape = tensor.shape();
-  // A scalar gathers as one row per rank.
-  return shape.empty() ? TensorShape{} : TensorShape(shape.begin() + 1, shape.end());
-}
-
-}  // namespace
 
 bool NcclAllgather::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
   return OnOneGpu(response, entries, false);
@@ -48,7 +39,7 @@ Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response&
 }
 
 Status NcclAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dims, int size) {
-  TensorShape output_shape = RowShape(*entry.input);
+  TensorShape output_shape = RowShape(entry.input->shape());
   int64_t rows = 0;
   for (int r = 0; r < size; ++r) rows += first_dims[r];
   output_shape.insert(output_shape.begin(), rows);
@@ -57,7 +48,7 @@ Status NcclAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_di
 
 Status NcclAllgather::Gather(TensorEntry& entry, const int64_t* first_dims, int size, ncclComm_t comm,
                              cudaStream_t stream, const std::string& what) {
-  const int64_t row_bytes = NumElements(RowShape(*entry.input)) * DataTypeSize(entry.input->dtype());
+  const int64_t row_bytes = entry.input->row_bytes();
   char* out = static_cast<char*>(entry.output->data());
   const bool equal = std::all_of(first_dims, first_dims + size, [&](int64_t d) { return d == first_dims[0]; });
   if (equal) {

@@ -8,15 +8,6 @@
 
 namespace horde {
 namespace mpi {
-namespace {
-
-int64_t RowBytes(const Tensor& tensor) {
-  const TensorShape shape = tensor.shape();
-  const TensorShape row(shape.empty() ? shape.begin() : shape.begin() + 1, shape.end());
-  return NumElements(row) * DataTypeSize(tensor.dtype());
-}
-
-}  // namespace
 
 bool NcclAlltoall::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
   return OnOneGpu(response, entries, false);
@@ -67,7 +58,7 @@ Status NcclAlltoall::Exchange(TensorEntry& entry, ncclComm_t comm, cudaStream_t 
   if (local.ok()) local = Prepare(entry, received, stream, what);
   HORDE_RETURN_IF_ERROR(r_->AgreeAfterAllocating(local, stream, what));
 
-  const int64_t row_bytes = RowBytes(*entry.input);
+  const int64_t row_bytes = entry.input->row_bytes();
   const char* in = static_cast<const char*>(entry.input->data());
   char* out = static_cast<char*>(entry.output->data());
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));

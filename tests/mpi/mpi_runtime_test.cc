@@ -16,25 +16,53 @@ using testing::HostAllocator;
 
 using Pending = testing::PendingOp;
 
-std::shared_ptr<Pending> Submit(Request request, std::shared_ptr<Tensor> input,
-                                std::shared_ptr<Tensor> output, std::shared_ptr<Tensor>* gathered = nullptr) {
-  auto pending = std::make_shared<Pending>();
+// An entry on `input` that completes `pending`; an output the operation allocates (on
+// the host) is also stored in *allocated when that is given.
+TensorEntry EntryOn(std::shared_ptr<Tensor> input, const std::shared_ptr<Pending>& pending,
+                    std::shared_ptr<Tensor>* allocated = nullptr) {
   TensorEntry entry;
-  entry.name = request.name;
-  request.dtype = input->dtype();
-  request.shape = input->shape();
-  entry.input = input;
-  entry.output = output;
   OutputAllocator host = HostAllocator(input->dtype());
-  entry.allocate_output = [host, gathered](const TensorShape& shape, std::shared_ptr<Tensor>* out) {
+  entry.input = std::move(input);
+  entry.allocate_output = [host, allocated](const TensorShape& shape, std::shared_ptr<Tensor>* out) {
     HORDE_RETURN_IF_ERROR(host(shape, out));
-    if (gathered) *gathered = *out;
+    if (allocated) *allocated = *out;
     return Status::Ok();
   };
   entry.callback = pending->Callback();
+  return entry;
+}
+
+std::shared_ptr<Pending> Submit(Request request, std::shared_ptr<Tensor> input,
+                                std::shared_ptr<Tensor> output, std::shared_ptr<Tensor>* gathered = nullptr) {
+  auto pending = std::make_shared<Pending>();
+  request.dtype = input->dtype();
+  request.shape = input->shape();
+  TensorEntry entry = EntryOn(input, pending, gathered);
+  entry.name = request.name;
+  entry.output = output;
   Status s = CurrentRuntime()->Enqueue(std::move(request), std::move(entry));
   if (!s.ok()) pending->Finish(s);
   return pending;
+}
+
+// Queues `requests` on `inputs` as one group, waits for all, and expects them to have
+// run fused; returns the outputs the operations allocated.
+std::vector<std::shared_ptr<Tensor>> RunFusedGroup(const std::string& group, std::vector<Request> requests,
+                                                   const std::vector<std::shared_ptr<Tensor>>& inputs) {
+  std::vector<std::shared_ptr<Tensor>> outputs(inputs.size());
+  std::vector<std::shared_ptr<Pending>> pending;
+  std::vector<TensorEntry> entries;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    pending.push_back(std::make_shared<Pending>());
+    entries.push_back(EntryOn(inputs[i], pending.back(), &outputs[i]));
+    requests[i].dtype = inputs[i]->dtype();
+    requests[i].shape = inputs[i]->shape();
+  }
+  const RuntimeStats before = CurrentRuntime()->stats();
+  EXPECT_TRUE(CurrentRuntime()->EnqueueGroup(group, std::move(requests), std::move(entries)).ok());
+  for (auto& p : pending) EXPECT_TRUE(p->Wait().ok()) << p->status.message();
+  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, static_cast<int64_t>(inputs.size()));
+  return outputs;
 }
 
 Request Allreduce(const std::string& name, ReduceOp op) {
@@ -146,37 +174,17 @@ TEST(MpiRuntime, FusedAllgathersPutEveryRanksRowsOfEveryTensorInPlace) {
   const int n = Size();
   auto rows_of = [](int i, int rank) { return i == kTensors - 1 ? 1 : (rank + i) % 3; };
   auto cols_of = [](int i) { return i % 4 + 1; };
-  std::vector<Request> requests;
-  std::vector<TensorEntry> entries;
-  std::vector<std::shared_ptr<Pending>> pending;
-  std::vector<std::shared_ptr<Tensor>> outputs(kTensors);
+  std::vector<Request> requests(kTensors);
+  std::vector<std::shared_ptr<Tensor>> inputs;
   for (int i = 0; i < kTensors; ++i) {
     // The last is a scalar: one row per rank.
     const TensorShape shape = i == kTensors - 1 ? TensorShape{} : TensorShape{rows_of(i, Rank()), cols_of(i)};
     auto input = std::make_shared<HostTensor>(DataType::kFloat32, shape);
     for (int64_t k = 0; k < NumElements(shape); ++k) input->as<float>()[k] = Rank() * 1000 + i * 10 + k;
-    Request r;
-    r.op = OpType::kAllgather;
-    r.dtype = DataType::kFloat32;
-    r.shape = shape;
-    requests.push_back(r);
-    auto p = std::make_shared<Pending>();
-    TensorEntry entry;
-    entry.input = input;
-    OutputAllocator host = HostAllocator(DataType::kFloat32);
-    entry.allocate_output = [host, out = &outputs[i]](const TensorShape& shape, std::shared_ptr<Tensor>* made) {
-      HORDE_RETURN_IF_ERROR(host(shape, made));
-      *out = *made;
-      return Status::Ok();
-    };
-    entry.callback = p->Callback();
-    entries.push_back(std::move(entry));
-    pending.push_back(p);
+    requests[i].op = OpType::kAllgather;
+    inputs.push_back(input);
   }
-  const RuntimeStats before = CurrentRuntime()->stats();
-  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup("gathers", requests, std::move(entries)).ok());
-  for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
-  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, kTensors);
+  const std::vector<std::shared_ptr<Tensor>> outputs = RunFusedGroup("gathers", requests, inputs);
   for (int i = 0; i < kTensors; ++i) {
     const float* values = static_cast<const float*>(outputs[i]->data());
     int64_t at = 0;
@@ -195,39 +203,19 @@ TEST(MpiRuntime, FusedReducescattersGiveEveryRankItsRowsOfEveryTensor) {
   const int n = Size();
   auto first_dim = [n](int i) { return i == 0 ? n - 1 : 2 * n + i; };
   auto cols_of = [](int i) { return i % 3 + 1; };
-  std::vector<Request> requests;
-  std::vector<TensorEntry> entries;
-  std::vector<std::shared_ptr<Pending>> pending;
-  std::vector<std::shared_ptr<Tensor>> outputs(kTensors);
+  std::vector<Request> requests(kTensors);
+  std::vector<std::shared_ptr<Tensor>> inputs;
   for (int i = 0; i < kTensors; ++i) {
     const TensorShape shape{first_dim(i), cols_of(i)};
     auto input = std::make_shared<HostTensor>(DataType::kFloat64, shape);
     for (int64_t k = 0; k < NumElements(shape); ++k) input->as<double>()[k] = (Rank() + 1) * (i * 100 + k);
-    Request r;
-    r.op = OpType::kReducescatter;
-    r.dtype = DataType::kFloat64;
-    r.shape = shape;
-    r.reduce_op = ReduceOp::kAverage;
-    r.prescale = 2.0;
-    r.postscale = 3.0;
-    requests.push_back(r);
-    auto p = std::make_shared<Pending>();
-    TensorEntry entry;
-    entry.input = input;
-    OutputAllocator host = HostAllocator(DataType::kFloat64);
-    entry.allocate_output = [host, out = &outputs[i]](const TensorShape& shape, std::shared_ptr<Tensor>* made) {
-      HORDE_RETURN_IF_ERROR(host(shape, made));
-      *out = *made;
-      return Status::Ok();
-    };
-    entry.callback = p->Callback();
-    entries.push_back(std::move(entry));
-    pending.push_back(p);
+    requests[i].op = OpType::kReducescatter;
+    requests[i].reduce_op = ReduceOp::kAverage;
+    requests[i].prescale = 2.0;
+    requests[i].postscale = 3.0;
+    inputs.push_back(input);
   }
-  const RuntimeStats before = CurrentRuntime()->stats();
-  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup("scatters", requests, std::move(entries)).ok());
-  for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
-  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, kTensors);
+  const std::vector<std::shared_ptr<Tensor>> outputs = RunFusedGroup("scatters", requests, inputs);
   // The average of (r + 1) * v over ranks, times 2 and 3: 6 * v * (n + 1) / 2.
   for (int i = 0; i < kTensors; ++i) {
     const std::vector<int64_t> rows = ReducescatterRows(first_dim(i), n);
