@@ -257,15 +257,3 @@ TEST(MpiRuntime, MismatchedShapesFailOnEveryRankAndTheNextOpWorks) {
 
 }  // namespace
 }  // namespace horde
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  horde::Status s = horde::InitRuntime(horde::mpi::MakeRuntime);
-  if (!s.ok()) {
-    fprintf(stderr, "horde init failed: %s\n", s.message().c_str());
-    return 1;
-  }
-  int result = RUN_ALL_TESTS();
-  horde::ShutdownRuntime();
-  return result;
-}
