@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -31,7 +33,9 @@ class MpiCommandTest : public testing::Test {
             "--mca btl tcp,self", "python3", "train.py", "--lr", "0.1"};
   }
 
-  std::string key_ = "/tmp/horde_mpi_command_test_key";
+  // One per process: ctest runs each test in its own process, in parallel, and one
+  // test's TearDown must not remove the key another is reading.
+  std::string key_ = "/tmp/horde_mpi_command_test_key." + std::to_string(getpid());
 };
 
 TEST_F(MpiCommandTest, OpenMpiLocalTagged) {
@@ -89,7 +93,7 @@ TEST_F(MpiCommandTest, HydraTakesOneInterface) {
 }
 
 TEST_F(MpiCommandTest, KeyPathWithASpaceCannotReachSsh) {
-  std::string spaced = "/tmp/horde key test";
+  std::string spaced = "/tmp/horde key test." + std::to_string(getpid());
   std::ofstream(spaced) << "key\n";
   for (MpiFlavor flavor : {MpiFlavor::kOpenMpi, MpiFlavor::kHydra}) {
     EXPECT_USAGE_ERROR(Build(flavor, {"-H", "far:1", "-i", spaced, "x"}), "contains a space");
