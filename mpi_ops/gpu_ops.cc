@@ -1,5 +1,7 @@
 #include "mpi_ops/gpu_ops.h"
 
+#include <nccl.h>
+
 #include "mpi_ops/cuda_zeros.h"
 #include "mpi_ops/hierarchical_allreduce.h"
 #include "mpi_ops/host_staged_op.h"
@@ -50,6 +52,8 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
 }
 
 bool GpuOpsBuilt() { return true; }
+
+int NcclVersionBuilt() { return NCCL_VERSION_CODE; }
 
 }  // namespace mpi
 }  // namespace horde

@@ -1,6 +1,6 @@
 """horde for PyTorch: ``import horde.torch as hvd``, a drop-in for ``horovod.torch``."""
 
-from horde.common.exceptions import HordeInternalError, HorovodInternalError
+from horde.common.exceptions import HordeInternalError, HorovodInternalError, HostsUpdatedInterrupt
 from horde.common.process_sets import ProcessSet, global_process_set
 from horde.torch.compression import Compression
 from horde.torch.functions import (
@@ -13,7 +13,7 @@ from horde.torch.mpi_ops import (
     allreduce, allreduce_, allreduce_async, allreduce_async_,
     alltoall, alltoall_async, barrier,
     broadcast, broadcast_, broadcast_async, broadcast_async_,
-    cross_rank, cross_size, cuda_built, gloo_built, gloo_enabled,
+    ccl_built, cross_rank, cross_size, cuda_built, ddl_built, gloo_built, gloo_enabled,
     grouped_allgather, grouped_allgather_async,
     grouped_allreduce, grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_,
     grouped_reducescatter, grouped_reducescatter_async,

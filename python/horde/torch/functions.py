@@ -85,9 +85,13 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
 
     Unlike Horovod, an optimizer that has not stepped yet is not stepped here: the state
     travels as it is (empty, if the root has none), so broadcasting leaves the training
-    trajectory unchanged.
+    trajectory unchanged. What a Horovod script can observe of that step is kept: on a
+    rank whose optimizer had no state, each trainable parameter without a gradient gets
+    a zero one (sparse for SparseAdam), and untrainable parameters keep ``None``.
     """
     state = optimizer.state_dict()
+    if not state["state"]:
+        _give_zero_gradients(optimizer)
     is_root = rank() == root_rank
     # The structure, with each tensor replaced by its shape, dtype and whether it is on a
     # GPU, travels pickled; the tensors themselves are broadcast in place, in the
@@ -117,6 +121,17 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
     for handle in handles:
         synchronize(handle)
     optimizer.load_state_dict(new_state)
+
+
+def _give_zero_gradients(optimizer):
+    """Zero gradients where Horovod's initializing step would leave them: on trainable
+    parameters that have none."""
+    sparse = isinstance(optimizer, torch.optim.SparseAdam)
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.requires_grad and p.grad is None:
+                zeros = torch.zeros_like(p)
+                p.grad = zeros.to_sparse() if sparse else zeros
 
 
 def _to_bytes_tensor(obj):

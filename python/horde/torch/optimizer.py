@@ -83,6 +83,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._trainable = trainable
         # parameter -> sparse_dim of its gradient (0: dense), as every rank agreed on it.
         self._layout = {}
+        # parameter -> sparse_dim of a sparse gradient reduced as dense in this step; it is
+        # written back sparse, so optimizers such as SparseAdam still get sparse gradients.
+        self._densified = {}
         self._groups = _split_groups(trainable, groups, num_groups)
         self._group_of = {p: i for i, group in enumerate(self._groups) for p in group}
         self._delay = {p: backward_passes_per_step for p in trainable}
@@ -119,8 +122,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def _on_gradient_ready(self, p):
         if self._delay[p] <= 0:
             raise AssertionError(
-                "gradients were computed more than backward_passes_per_step times before "
-                "step(); raise backward_passes_per_step to accumulate gradients locally")
+                "Gradients were computed more than backward_passes_per_step times before call "
+                "to step(). Increase backward_passes_per_step to accumulate gradients locally.")
         self._delay[p] -= 1
         if self._delay[p] == 0:
             self._start(p)
@@ -142,6 +145,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             p.grad = self._zero_gradient(p, sparse=group is None and not self._sparse_as_dense)
         # A group is reduced as one dense unit, so its sparse members are densified too.
         if p.grad.is_sparse and (self._sparse_as_dense or group is not None):
+            self._densified[p] = p.grad.sparse_dim()
             p.grad = p.grad.to_dense()
         if p.grad.is_sparse:
             self._pending[p] = (sparse_allreduce_async(p.grad, self._parameter_names[p], self._op,
@@ -226,11 +230,15 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             else:
                 output = synchronize(handle)
             output = self._compression.decompress(output, ctx)
-            if output is not p.grad:
+            sparse_dim = self._densified.pop(p, 0) or self._layout.get(p, 0)
+            if sparse_dim:
+                p.grad = output.to_sparse(sparse_dim)
+            elif output is not p.grad:
                 with torch.no_grad():
                     p.grad.copy_(output)
         self._pending.clear()
         self._ready_in_group.clear()
+        self._densified.clear()
         self._synchronized = True
 
     def _synchronize_buckets(self):
@@ -258,8 +266,12 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def step(self, closure=None):
         if self._should_synchronize:
             if self._synchronized:
-                warnings.warn("optimizer.step() was called after optimizer.synchronize() outside "
-                              "optimizer.skip_synchronize(); the gradients are reduced twice")
+                # Horovod's words: scripts and tests match them.
+                warnings.warn("optimizer.step() called without optimizer.skip_synchronize() "
+                              "context after optimizer.synchronize(). This can cause training "
+                              "slowdown. You may want to consider using "
+                              "optimizer.skip_synchronize() context if you use "
+                              "optimizer.synchronize() in your code.")
             self.synchronize()
         self._synchronized = False
         return super(self.__class__, self).step(closure)
