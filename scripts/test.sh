@@ -15,6 +15,11 @@ for np in 1 2 4; do
   timeout 900 scripts/mpirun.sh -np "$np" \
     .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
 done
+for np in 2 4; do
+  echo "== Horovod compatibility (tests/compat, imported as horovod) on $np ranks"
+  timeout 600 scripts/mpirun.sh -np "$np" \
+    .venv/bin/python -m pytest tests/compat -q -p no:cacheprovider --color=no
+done
 echo "== examples on 2 ranks"
 tests/examples/run_examples.sh
 
