@@ -207,51 +207,90 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def synchronize(self):
         """Waits for every gradient's allreduce and writes the results into .grad. Starts
-        the reduction of gradients that never appeared (zeros), so no rank waits."""
-        if self._buckets is not None:
-            return self._synchronize_buckets()
-        if len(self._layout) < len(self._trainable):
-            self._agree_on_layouts()
-        waiting_in_groups = {p for ready in self._ready_in_group.values() for p in ready}
-        for p in self._trainable:
-            if p not in self._pending and p not in waiting_in_groups:
-                self._start(p)
-        group_results = {}
-        for p, (handle, ctx, sent) in self._pending.items():
-            self._delay[p] = self._backward_passes_per_step
-            if callable(handle):
-                p.grad = handle()
-                continue
-            if isinstance(handle, tuple):
-                group_handle, index = handle
-                if group_handle not in group_results:
-                    group_results[group_handle] = synchronize(group_handle)
-                output = group_results[group_handle][index]
+        the reduction of gradients that never appeared (zeros), so no rank waits.
+
+        If a reduction fails, it still waits for all the others, then raises the first
+        error; either way the next backward() starts a fresh step, so a script that
+        catches the error can go on with zero_grad(), backward() and step()."""
+        try:
+            if self._buckets is not None:
+                self._synchronize_buckets()
             else:
-                output = synchronize(handle)
-            output = self._compression.decompress(output, ctx)
-            sparse_dim = self._densified.pop(p, 0) or self._layout.get(p, 0)
-            if sparse_dim:
-                p.grad = output.to_sparse(sparse_dim)
-            elif output is not p.grad:
-                with torch.no_grad():
-                    p.grad.copy_(output)
+                self._synchronize_gradients()
+        finally:
+            self._start_new_step()
+        self._synchronized = True
+
+    def _start_new_step(self):
         self._pending.clear()
         self._ready_in_group.clear()
         self._densified.clear()
-        self._synchronized = True
+        self._bucket_handles.clear()
+        if self._buckets is not None:
+            self._buckets.new_step()
+        for p in self._trainable:
+            self._delay[p] = self._backward_passes_per_step
+
+    def _synchronize_gradients(self):
+        error = None
+        try:
+            if len(self._layout) < len(self._trainable):
+                self._agree_on_layouts()
+            waiting_in_groups = {p for ready in self._ready_in_group.values() for p in ready}
+            for p in self._trainable:
+                if p not in self._pending and p not in waiting_in_groups:
+                    self._start(p)
+        except Exception as e:  # noqa: BLE001 - raised once every started reduction is done
+            error = e
+        group_results = {}
+        for p, (handle, ctx, _) in self._pending.items():
+            try:
+                self._write_back(p, handle, ctx, group_results)
+            except Exception as e:  # noqa: BLE001 - the first error is raised below
+                error = error or e
+        if error is not None:
+            raise error
+
+    def _write_back(self, p, handle, ctx, group_results):
+        """Waits for p's reduction and writes the result into p.grad."""
+        if callable(handle):
+            p.grad = handle()
+            return
+        if isinstance(handle, tuple):
+            group_handle, index = handle
+            if group_handle not in group_results:
+                try:
+                    group_results[group_handle] = synchronize(group_handle)
+                except Exception as e:  # noqa: BLE001 - every member raises it
+                    group_results[group_handle] = e
+            if isinstance(group_results[group_handle], Exception):
+                raise group_results[group_handle]
+            output = group_results[group_handle][index]
+        else:
+            output = synchronize(handle)
+        output = self._compression.decompress(output, ctx)
+        sparse_dim = self._densified.get(p, 0) or self._layout.get(p, 0)
+        if sparse_dim:
+            p.grad = output.to_sparse(sparse_dim)
+        elif output is not p.grad:
+            with torch.no_grad():
+                p.grad.copy_(output)
 
     def _synchronize_buckets(self):
         # Buckets are reduced in place: their views already are the gradients.
-        for p in self._buckets.waiting():
-            self._start(p)
+        error = None
+        try:
+            for p in self._buckets.waiting():
+                self._start(p)
+        except Exception as e:  # noqa: BLE001 - raised once every started bucket is done
+            error = e
         for handle in self._bucket_handles:
-            synchronize(handle)
-        self._bucket_handles.clear()
-        self._buckets.new_step()
-        for p in self._trainable:
-            self._delay[p] = self._backward_passes_per_step
-        self._synchronized = True
+            try:
+                synchronize(handle)
+            except Exception as e:  # noqa: BLE001 - the first error is raised below
+                error = error or e
+        if error is not None:
+            raise error
 
     @contextmanager
     def skip_synchronize(self):
@@ -272,8 +311,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                               "slowdown. You may want to consider using "
                               "optimizer.skip_synchronize() context if you use "
                               "optimizer.synchronize() in your code.")
-            self.synchronize()
-        self._synchronized = False
+            try:
+                self.synchronize()
+            finally:
+                self._synchronized = False
         return super(self.__class__, self).step(closure)
 
     def zero_grad(self, *args, **kwargs):
