@@ -145,16 +145,19 @@ def _from_bytes_tensor(tensor):
 
 
 def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
-    """Returns root_rank's ``obj`` (any picklable object) on every rank of ``process_set``."""
-    prefix = name or "broadcast_object"
+    """Returns root_rank's ``obj`` (any picklable object) on every rank of ``process_set``.
+
+    Without a ``name`` the two broadcasts (the size, then the bytes) are named by the root
+    and the size, not numbered, so a loop that broadcasts an object every step stays in
+    the response cache."""
+    prefix = name or f"horde.broadcast_object.r{root_rank}"
     payload = _to_bytes_tensor(obj) if rank() == root_rank else None
     length = torch.tensor([payload.numel() if payload is not None else 0], dtype=torch.int64)
-    broadcast_(length, root_rank, name=None if name is None else f"{prefix}.size",
-               process_set=process_set)
+    broadcast_(length, root_rank, name=f"{prefix}.size", process_set=process_set)
     if payload is None:
         payload = torch.empty(int(length.item()), dtype=torch.uint8)
-    broadcast_(payload, root_rank, name=None if name is None else f"{prefix}.bytes",
-               process_set=process_set)
+    bytes_name = f"{prefix}.bytes" if name else f"{prefix}.bytes.{payload.numel()}"
+    broadcast_(payload, root_rank, name=bytes_name, process_set=process_set)
     return obj if rank() == root_rank else _from_bytes_tensor(payload)
 
 
