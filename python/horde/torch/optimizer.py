@@ -86,6 +86,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         # parameter -> sparse_dim of a sparse gradient reduced as dense in this step; it is
         # written back sparse, so optimizers such as SparseAdam still get sparse gradients.
         self._densified = {}
+        self._submit_error = None  # the first failed submission of this step
         self._groups = _split_groups(trainable, groups, num_groups)
         self._group_of = {p: i for i, group in enumerate(self._groups) for p in group}
         self._delay = {p: backward_passes_per_step for p in trainable}
@@ -126,7 +127,13 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 "to step(). Increase backward_passes_per_step to accumulate gradients locally.")
         self._delay[p] -= 1
         if self._delay[p] == 0:
-            self._start(p)
+            try:
+                self._start(p)
+            except Exception as e:  # noqa: BLE001 - synchronize() raises it, after the rest
+                # A failed submission (horde shut down, say) is raised by synchronize()
+                # once the reductions that did start are done, not from inside backward,
+                # so the step can be cleaned up like any failed step.
+                self._submit_error = self._submit_error or e
 
     def _start(self, p):
         """Starts reducing p's gradient, alone or as the last ready member of its group
@@ -222,6 +229,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._synchronized = True
 
     def _start_new_step(self):
+        self._submit_error = None
         self._pending.clear()
         self._ready_in_group.clear()
         self._densified.clear()
@@ -232,7 +240,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._delay[p] = self._backward_passes_per_step
 
     def _synchronize_gradients(self):
-        error = None
+        error = self._submit_error
         try:
             if len(self._layout) < len(self._trainable):
                 self._agree_on_layouts()
@@ -278,7 +286,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def _synchronize_buckets(self):
         # Buckets are reduced in place: their views already are the gradients.
-        error = None
+        error = self._submit_error
         try:
             for p in self._buckets.waiting():
                 self._start(p)
@@ -318,7 +326,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         return super(self.__class__, self).step(closure)
 
     def zero_grad(self, *args, **kwargs):
-        if self._pending or self._bucket_handles:
+        if self._pending or self._bucket_handles or self._submit_error:
             raise AssertionError(
                 "optimizer.zero_grad() was called after loss.backward() but before "
                 "optimizer.step() or optimizer.synchronize(); the pending allreduces would "
