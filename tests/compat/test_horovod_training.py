@@ -25,6 +25,20 @@ def data():
     return torch.randn(N, D_IN), torch.randn(N, D_OUT)
 
 
+def distributed_sgd():
+    hvd.init()
+    model = mlp()
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                         named_parameters=model.named_parameters())
+    return model, optimizer
+
+
+def backward(model, optimizer):
+    x, y = data()
+    optimizer.zero_grad()
+    F.mse_loss(model(x), y).backward()
+
+
 def same_on_every_rank(tensors):
     gathered = hvd.allgather_object([t.detach() for t in tensors])
     return all(torch.equal(a, b) for other in gathered for a, b in zip(gathered[0], other))
@@ -120,13 +134,8 @@ def test_broadcast_state_options():
 
 
 def test_gradient_clipping_with_skip_synchronize():
-    hvd.init()
-    model = mlp()
-    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                         named_parameters=model.named_parameters())
-    x, y = data()
-    optimizer.zero_grad()
-    F.mse_loss(model(x), y).backward()
+    model, optimizer = distributed_sgd()
+    backward(model, optimizer)
     optimizer.synchronize()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
     clipped = [p.grad.clone() for p in model.parameters()]
@@ -136,19 +145,13 @@ def test_gradient_clipping_with_skip_synchronize():
 
 
 def test_synchronize_step_warning():
-    hvd.init()
-    model = mlp()
-    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                         named_parameters=model.named_parameters())
-    x, y = data()
-    optimizer.zero_grad()
-    F.mse_loss(model(x), y).backward()
+    model, optimizer = distributed_sgd()
+    backward(model, optimizer)
     with warnings.catch_warnings(record=True) as ws:
         warnings.simplefilter("always")
         optimizer.step()
     assert len(ws) == 0
-    optimizer.zero_grad()
-    F.mse_loss(model(x), y).backward()
+    backward(model, optimizer)
     optimizer.synchronize()
     with warnings.catch_warnings(record=True) as ws:
         warnings.simplefilter("always")
