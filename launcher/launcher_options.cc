@@ -1,7 +1,10 @@
 #include "launcher/launcher_options.h"
 
+#include <algorithm>
+#include <cctype>
 #include <functional>
 
+#include "launcher/host_name.h"
 #include "launcher/numbers.h"
 #include "launcher/shell_words.h"
 #include "launcher/tuning_flags.h"
@@ -34,6 +37,31 @@ std::string NonEmpty(const std::string& flag, const std::string& value, const st
   return value;
 }
 
+// Interface names only (what ip link shows: eth0, ens5, ib0, bond0.100), comma-separated:
+// the value reaches MPI's and NCCL's settings and must not smuggle anything else in.
+std::string InterfaceNames(const std::string& value) {
+  static const std::string kFix = ": e.g. --network-interface eth0 or --network-interface eth0,ib0";
+  if (value.empty() || value.back() == ',') {
+    throw UsageError("--network-interface expects interface names, got " + QuotedForMessage(value) + kFix);
+  }
+  size_t start = 0;
+  while (start < value.size()) {
+    size_t end = std::min(value.find(',', start), value.size());
+    const std::string name = value.substr(start, end - start);
+    bool valid = !name.empty() && name.size() <= 15 && name.front() != '-' &&
+                 std::all_of(name.begin(), name.end(), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                          c == '.' || c == ':';
+                 });
+    if (!valid) {
+      throw UsageError("--network-interface: " + QuotedForMessage(name) + " is not an interface "
+                       "name (1 to 15 letters, digits, '_', '-', '.' or ':', not starting with '-')" + kFix);
+    }
+    start = end + 1;
+  }
+  return value;
+}
+
 const std::vector<OptionSpec>& OptionSpecs() {
   static const std::vector<OptionSpec> specs = {
       {{"-np", "--num-proc"}, "N", "number of processes (default: all slots of the hosts)",
@@ -56,13 +84,14 @@ const std::vector<OptionSpec>& OptionSpecs() {
        }},
       {{"--network-interface"}, "IF[,IF]", "restrict MPI's TCP and NCCL's sockets to these",
        [](LauncherOptions& o, const std::string& v) {
-         o.network_interface = NonEmpty("--network-interface", v, "an interface name");
+         o.network_interface = InterfaceNames(v);
        }},
       {{"--start-timeout"}, "SECONDS", "how long each host may take to answer ssh (30)",
        [](LauncherOptions& o, const std::string& v) {
          o.start_timeout_seconds = PositiveInt("--start-timeout", v, 86400, "30");
        }},
-      {{"--mpi-args"}, "\"ARGS\"", "extra arguments for mpirun, split like a shell",
+      {{"--mpi-args"}, "\"ARGS\"",
+       "extra arguments for mpirun, split like a shell; passed on unchecked (trusted)",
        [](LauncherOptions& o, const std::string& v) {
          for (std::string& word : SplitShellWords(v, "--mpi-args")) o.mpi_args.push_back(word);
        }},

@@ -56,13 +56,14 @@ TEST(SshCheck, PassesBatchModeTimeoutPortAndKey) {
   unsetenv("FAKE_SSH_LOG");
   std::stringstream logged;
   logged << std::ifstream(log).rdbuf();
-  EXPECT_EQ(logged.str(), "-o BatchMode=yes -o ConnectTimeout=7 -p 2222 -i /keys/id far true\n");
+  // "--" ends ssh's options, so the host is read as the destination whatever its name.
+  EXPECT_EQ(logged.str(), "-o BatchMode=yes -o ConnectTimeout=7 -p 2222 -i /keys/id -- far true\n");
   std::remove(log.c_str());
 }
 
 TEST(SshCheck, DescribesTheFailureAndTheFix) {
   EXPECT_EQ(DescribeSshFailure({"hostB", "Connection refused"}, {2222, ""}),
-            "cannot reach hostB over ssh (Connection refused): make `ssh -p 2222 hostB true` "
+            "cannot reach hostB over ssh (Connection refused): make `ssh -p 2222 -- hostB true` "
             "work from here without a password, or leave hostB out");
 }
 
