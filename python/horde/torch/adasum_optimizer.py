@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 import torch
 
+from horde.common.process_sets import global_process_set
 from horde.torch.mpi_ops import Adasum, allreduce_async_, size, synchronize
 from horde.torch.optimizer import _parameter_names
 
@@ -34,8 +35,9 @@ def DistributedAdasumOptimizer(optimizer, named_parameters, compression, backwar
     where Horovod ignores them, ignored with a warning."""
     ranks = process_set.size()
     if ranks & (ranks - 1):
-        raise ValueError(f"op=Adasum needs a power-of-two number of ranks, but the process set has "
-                         f"{ranks}; expected 1, 2, 4, 8, ... ranks")
+        where = "the job" if process_set is global_process_set else "the process set"
+        raise ValueError(f"op=Adasum needs a power-of-two number of ranks, but {where} has {ranks} "
+                         "ranks; expected 1, 2, 4, 8, ... ranks")
     if gradient_predivide_factor != 1.0:
         raise ValueError("gradient_predivide_factor needs op=Average")
     if gradient_as_bucket_view:
