@@ -73,7 +73,8 @@ PYBIND11_MODULE(_ops, m) {
       .value("Average", ReduceOp::kAverage)
       .value("Min", ReduceOp::kMin)
       .value("Max", ReduceOp::kMax)
-      .value("Product", ReduceOp::kProduct);
+      .value("Product", ReduceOp::kProduct)
+      .value("Adasum", ReduceOp::kAdasum);
 
   m.def("init", &torch_ops::Init, py::arg("process_sets"), py::call_guard<py::gil_scoped_release>());
   m.def("shutdown", &torch_ops::Shutdown, py::call_guard<py::gil_scoped_release>());

@@ -7,7 +7,7 @@ from horde.torch.functions import (
     allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters,
 )
 from horde.torch.mpi_ops import (
-    Average, Max, Min, Product, Sum,
+    Adasum, Average, Max, Min, Product, Sum,
     add_process_set, remove_process_set,
     allgather, allgather_async,
     allreduce, allreduce_, allreduce_async, allreduce_async_,

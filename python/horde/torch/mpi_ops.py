@@ -35,7 +35,7 @@ from horde.torch.broadcast_ops import (
 from horde.torch.compression import Compression
 from horde.torch.handles import poll, synchronize
 from horde.torch.join_barrier_ops import barrier, join
-from horde.torch.reduce_op import Average, Max, Min, Product, Sum
+from horde.torch.reduce_op import Adasum, Average, Max, Min, Product, Sum
 from horde.torch.reducescatter_ops import (
     HordeGroupedReducescatter, HordeReducescatter,
     grouped_reducescatter, grouped_reducescatter_async, reducescatter, reducescatter_async,

@@ -361,7 +361,13 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         with one allreduce: no copies into a fusion buffer and back. zero_grad() then zeros
         the buckets instead of setting gradients to None. Not with compression or groups.
     process_set: reduce over this set's ranks only (Average divides by its size).
+    op=Adasum on more than one rank: Horovod's delta optimizer (adasum_optimizer.py).
     """
+    from horde.torch import adasum_optimizer  # here: it imports this module
+    if adasum_optimizer.applies(op):
+        return adasum_optimizer.DistributedAdasumOptimizer(
+            optimizer, named_parameters, compression, backward_passes_per_step,
+            gradient_predivide_factor, groups, num_groups, gradient_as_bucket_view, process_set)
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,
