@@ -46,13 +46,13 @@ std::optional<std::string> DnsNameProblem(const std::string& name) {
     const std::string label = name.substr(start, end - start);
     if (label.empty()) return "it has an empty label (two dots, or a dot at an end)";
     if (label.size() > kMaxLabelLength) {
-      return "its label '" + label.substr(0, 20) + "...' is longer than 63 characters";
+      return "its label " + QuotedForMessage(label.substr(0, 20) + "...") + " is longer than 63 characters";
     }
     for (char c : label) {
       if (!IsLabelChar(c)) return "it contains " + QuotedForMessage(std::string(1, c));
     }
     if (label.front() == '-' || label.back() == '-') {
-      return "its label '" + label + "' starts or ends with '-'";
+      return "its label " + QuotedForMessage(label) + " starts or ends with '-'";
     }
     start = end + 1;
   }

@@ -17,14 +17,10 @@ constexpr size_t kMaxParallel = 64;
 
 std::optional<SshFailure> CheckHost(const std::string& host, const SshOptions& ssh,
                                     int timeout_seconds, const std::string& ssh_program) {
-  std::vector<std::string> argv = {ssh_program, "-o", "BatchMode=yes", "-o",
-                                   "ConnectTimeout=" + std::to_string(timeout_seconds)};
-  for (const std::string& arg : SshOptionArgs(ssh)) argv.push_back(arg);
-  // "--" ends ssh's options: whatever the name, it is the destination.
-  argv.insert(argv.end(), {"--", host, "true"});
   CapturedRun run;
   try {
-    run = RunCaptured(argv, std::chrono::seconds(timeout_seconds));
+    run = RunCaptured(SshCheckArgv(host, ssh, timeout_seconds, ssh_program),
+                      std::chrono::seconds(timeout_seconds));
   } catch (const std::system_error& error) {
     return SshFailure{host, std::string("cannot run ssh: ") + error.what()};
   }
@@ -38,6 +34,15 @@ std::optional<SshFailure> CheckHost(const std::string& host, const SshOptions& s
 }
 
 }  // namespace
+
+std::vector<std::string> SshCheckArgv(const std::string& host, const SshOptions& ssh,
+                                      int timeout_seconds, const std::string& ssh_program) {
+  std::vector<std::string> argv = {ssh_program, "-o", "BatchMode=yes", "-o",
+                                   "ConnectTimeout=" + std::to_string(timeout_seconds)};
+  for (const std::string& arg : SshOptionArgs(ssh)) argv.push_back(arg);
+  argv.insert(argv.end(), {"--", host, "true"});
+  return argv;
+}
 
 std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hosts,
                                              const SshOptions& ssh, int timeout_seconds,
