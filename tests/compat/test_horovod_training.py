@@ -287,3 +287,37 @@ def test_optimizer_with_adasum_op():
         F.mse_loss(model(x), y).backward()
         optimizer.step()
     assert same_on_every_rank(list(model.parameters()))
+
+
+def test_dynamic_requires_grad():
+    """Horovod's test: a generator and a discriminator, each with its own
+    DistributedOptimizer (whose parameter names collide), trained in turn by switching
+    requires_grad; each step's gradients exist exactly for the model being trained."""
+    hvd.init()
+    gen, disc = nn.Conv2d(1, 10, 1), nn.Conv2d(10, 1, 1)
+    inp = torch.rand([1, 1, 100, 100])
+    gen_opt = hvd.DistributedOptimizer(torch.optim.SGD(gen.parameters(), lr=0.1),
+                                       named_parameters=gen.named_parameters())
+    disc_opt = hvd.DistributedOptimizer(torch.optim.SGD(disc.parameters(), lr=0.1),
+                                        named_parameters=disc.named_parameters())
+
+    def train_step(train_generator=False, train_discriminator=False):
+        for p in gen.parameters():
+            p.requires_grad_(train_generator)
+        for p in disc.parameters():
+            p.requires_grad_(train_discriminator)
+        gen_opt.zero_grad()
+        disc_opt.zero_grad()
+        disc(gen(inp)).sum().backward()
+        for p in gen.parameters():
+            assert train_generator == (p.grad is not None and p.grad.max().is_nonzero())
+        for p in disc.parameters():
+            assert train_discriminator == (p.grad is not None and p.grad.max().is_nonzero())
+        if train_generator:
+            gen_opt.step()
+        if train_discriminator:
+            disc_opt.step()
+
+    for _ in range(3):
+        train_step(train_discriminator=True)
+        train_step(train_generator=True)
