@@ -19,7 +19,7 @@ import torch
 
 from horde.common.process_sets import global_process_set
 from horde.torch.mpi_ops import Adasum, allreduce_async_, size, synchronize
-from horde.torch.optimizer import _parameter_names
+from horde.torch.parameter_names import parameter_names
 
 
 def applies(op):
@@ -58,7 +58,7 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
         self._delta_names = {p: f"adasum.{name}" for p, name in
-                             _parameter_names(self.param_groups, named_parameters).items()}
+                             parameter_names(self.param_groups, named_parameters).items()}
         self._compression = compression
         self._backward_passes_per_step = backward_passes_per_step
         self._process_set = process_set

@@ -12,35 +12,14 @@ from contextlib import contextmanager
 import torch
 
 from horde.common.process_sets import global_process_set
+from horde.torch import adasum_optimizer
 from horde.torch.compression import Compression
 from horde.torch.gradient_buckets import GradientBuckets
 from horde.torch.mpi_ops import (
     Average, Max, allreduce, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async,
     synchronize,
 )
-
-
-def _parameter_names(param_groups, named_parameters):
-    """Maps each parameter to the name its allreduce uses, checking the names given."""
-    all_params = [p for group in param_groups for p in group["params"]]
-    if named_parameters is None:
-        return {p: f"grad.noname.{i}" for i, p in enumerate(all_params)}
-    named_parameters = list(named_parameters)
-    if any(not isinstance(item, tuple) or len(item) != 2 for item in named_parameters):
-        raise ValueError("named_parameters should be a sequence of (name, parameter) tuples, "
-                         "usually model.named_parameters()")
-    names = [name for name, _ in named_parameters]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise ValueError("parameter names in named_parameters must be unique; duplicates: "
-                         + ", ".join(duplicates))
-    by_param = {p: f"grad.{name}" for name, p in named_parameters}
-    unnamed = [p for p in all_params if p not in by_param]
-    if unnamed:
-        raise ValueError(f"named_parameters was given, but {len(unnamed)} of the optimizer's "
-                         "parameters are not in it; pass model.named_parameters() of the model "
-                         "whose parameters the optimizer holds")
-    return by_param
+from horde.torch.parameter_names import parameter_names
 
 
 def _split_groups(params, groups, num_groups):
@@ -69,7 +48,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             raise ValueError("backward_passes_per_step must be at least 1")
         if gradient_predivide_factor != 1.0 and op != Average:
             raise ValueError("gradient_predivide_factor needs op=Average")
-        self._parameter_names = _parameter_names(self.param_groups, named_parameters)
+        self._parameter_names = parameter_names(self.param_groups, named_parameters)
         self._compression = compression
         self._op = op
         self._backward_passes_per_step = backward_passes_per_step
@@ -363,7 +342,6 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     process_set: reduce over this set's ranks only (Average divides by its size).
     op=Adasum on more than one rank: Horovod's delta optimizer (adasum_optimizer.py).
     """
-    from horde.torch import adasum_optimizer  # here: it imports this module
     if adasum_optimizer.applies(op):
         return adasum_optimizer.DistributedAdasumOptimizer(
             optimizer, named_parameters, compression, backward_passes_per_step,
