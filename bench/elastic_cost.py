@@ -27,6 +27,13 @@ HORDERUN = os.path.join(os.path.dirname(sys.executable), "horderun")
 def commit_cost():
     directory = tempfile.mkdtemp(prefix="horde-elastic-bench-", dir="/dev/shm")
     os.environ["HORDE_ELASTIC_DIR"] = directory
+    try:
+        _time_commits(directory)
+    finally:
+        subprocess.run(["rm", "-rf", directory], check=True)
+
+
+def _time_commits(directory):
     import torch
     import torchvision
     import horde.torch as hvd
@@ -43,7 +50,6 @@ def commit_cost():
         state.commit()
         times.append(time.perf_counter() - start)
     size = sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
-    subprocess.run(["rm", "-rf", directory], check=True)
     hvd.shutdown()
     print(f"commit() of ResNet-50 + SGD momentum: median {statistics.median(times) * 1e3:.0f} ms "
           f"(min {min(times) * 1e3:.0f}, max {max(times) * 1e3:.0f}), {size / 1e6:.0f} MB on tmpfs")
