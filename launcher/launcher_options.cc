@@ -90,6 +90,29 @@ const std::vector<OptionSpec>& OptionSpecs() {
        [](LauncherOptions& o, const std::string& v) {
          o.start_timeout_seconds = PositiveInt("--start-timeout", v, 86400, "30");
        }},
+      {{"--host-discovery-script"}, "SCRIPT",
+       "elastic job: SCRIPT prints the available 'host:slots', one per line",
+       [](LauncherOptions& o, const std::string& v) {
+         o.host_discovery_script = NonEmpty("--host-discovery-script", v, "a program");
+       }},
+      {{"--min-np"}, "N", "elastic: the fewest ranks to train with (default: -np)",
+       [](LauncherOptions& o, const std::string& v) { o.min_np = PositiveInt("--min-np", v, 1000000, "2"); }},
+      {{"--max-np"}, "N", "elastic: the most ranks to grow to (default: -np)",
+       [](LauncherOptions& o, const std::string& v) { o.max_np = PositiveInt("--max-np", v, 1000000, "8"); }},
+      {{"--elastic-timeout"}, "SECONDS", "elastic: how long to wait for --min-np slots (600)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.elastic_timeout_seconds = PositiveInt("--elastic-timeout", v, 86400 * 7, "600");
+       }},
+      {{"--reset-limit"}, "K", "elastic: give up after K resets (default: no limit)",
+       [](LauncherOptions& o, const std::string& v) {
+         auto parsed = ParseNonNegativeInteger(v, 1000000);
+         if (!parsed) throw UsageError("--reset-limit expects a whole number from 0 to 1000000, got '" + v + "'");
+         o.reset_limit = static_cast<int>(*parsed);
+       }},
+      {{"--slots-per-host"}, "S", "elastic: slots of a discovered host printed without ':slots' (1)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.slots_per_host = PositiveInt("--slots-per-host", v, 1000000, "4");
+       }},
       {{"--mpi-args"}, "\"ARGS\"",
        "extra arguments for mpirun, split like a shell; passed on unchecked (trusted)",
        [](LauncherOptions& o, const std::string& v) {
@@ -140,11 +163,33 @@ std::optional<OptionSpec> FindSpec(const std::string& name) {
   return std::nullopt;
 }
 
+// The elastic flags only make sense together, and the rank counts must be ordered.
+void CheckElastic(const LauncherOptions& options) {
+  bool elastic_flags = options.min_np || options.max_np || options.reset_limit;
+  if (!options.elastic()) {
+    if (elastic_flags) {
+      throw UsageError("--min-np, --max-np and --reset-limit are for elastic jobs: add "
+                       "--host-discovery-script SCRIPT");
+    }
+    return;
+  }
+  if (!options.hosts.empty() || !options.hostfile.empty()) {
+    throw UsageError("--host-discovery-script gives the hosts of an elastic job: drop -H and --hostfile");
+  }
+  int np = options.num_proc.value_or(options.min_np.value_or(1));
+  int min_np = options.min_np.value_or(np), max_np = options.max_np.value_or(std::max(np, min_np));
+  if (min_np > np || np > max_np) {
+    throw UsageError("elastic rank counts must satisfy --min-np <= -np <= --max-np, got " +
+                     std::to_string(min_np) + ", " + std::to_string(np) + ", " + std::to_string(max_np));
+  }
+}
+
 void CheckComplete(const LauncherOptions& options) {
   if (options.show_help || options.show_version || options.check_build) return;
   if (!options.hosts.empty() && !options.hostfile.empty()) {
     throw UsageError("-H and --hostfile both give hosts: use one of them");
   }
+  CheckElastic(options);
   if (options.command.empty()) {
     throw UsageError("no command to run: put it after the options, e.g. "
                      "horderun -np 2 python3 train.py");

@@ -1,5 +1,5 @@
 // libFuzzer target for horderun's parsers of host names from outside: -H host lists,
-// hostfiles, Slurm node lists and task counts. Whatever the input: no crash, no hang,
+// hostfiles, Slurm node lists and task counts, elastic discovery output. Whatever the input: no crash, no hang,
 // no exception but UsageError / invalid_argument; and for any accepted host list, no
 // host in the mpirun command (each flavour) or in the ssh check's command can be read
 // as an option: in mpirun's host list no entry starts with '-', and ssh gets the host
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/host_discovery.h"
 #include "launcher/host_list.h"
 #include "launcher/mpi_command.h"
 #include "launcher/slurm.h"
@@ -61,7 +62,7 @@ void CheckCommands(const std::vector<Host>& hosts) {
 
 // The first byte picks the parser; the rest is its input.
 void Parse(uint8_t which, const std::string& text) {
-  switch (which % 4) {
+  switch (which % 5) {
     case 0:
       CheckCommands(horde::launcher::ParseHostList(text));
       break;
@@ -80,6 +81,9 @@ void Parse(uint8_t which, const std::string& text) {
     case 3:
       horde::launcher::ExpandTasksPerNode(text);
       break;
+    case 4:  // an elastic job's host discovery output
+      CheckCommands(horde::launcher::ParseDiscoveryOutput(text, "discover.sh", 2));
+      break;
   }
 }
 
@@ -92,6 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Parse(data[0], text);
   } catch (const horde::launcher::UsageError&) {
   } catch (const std::invalid_argument&) {
+  } catch (const horde::launcher::DiscoveryError&) {
   }
   return 0;
 }

@@ -24,3 +24,4 @@ from horde.torch.mpi_ops import (
 )
 from horde.torch.optimizer import DistributedOptimizer
 from horde.torch.sync_batch_norm import SyncBatchNorm
+from horde.torch import elastic
