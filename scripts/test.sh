@@ -42,11 +42,8 @@ timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --c
 echo "== launcher: a two-host job over ssh between two network namespaces"
 timeout 300 tests/launcher/multihost_netns_test.sh
 
-# --- elastic training (branch elastic) ---
 echo "== elastic: horderun generations with real SIGKILLs, host updates and failure modes"
 timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
-# (tests/compat/test_horovod_elastic.py runs with the rest of tests/compat above.)
-# --- end of elastic training ---
 
 echo "== hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
 scripts/hardening.sh
