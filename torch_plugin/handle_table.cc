@@ -80,15 +80,18 @@ Status HandleTable::WaitAndRelease(HandleId handle, std::shared_ptr<Tensor>* out
 }
 
 void HandleTable::Release(HandleId handle) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = slots_.find(handle);
-  if (it == slots_.end()) return;
-  if (it->second.done) {
-    slots_.erase(it);
-  } else {
-    it->second.released = true;
-    it->second.output.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(handle);
+    if (it == slots_.end()) return;
+    if (it->second.done) {
+      slots_.erase(it);
+    } else {
+      it->second.released = true;
+      it->second.output.reset();
+    }
   }
+  cv_.notify_all();  // a thread still waiting on it learns that it is gone
 }
 
 size_t HandleTable::size() const {
