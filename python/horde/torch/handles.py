@@ -62,8 +62,9 @@ def synchronize(handle):
 
     Raises HordeInternalError if the operation failed on the ranks.
     """
-    handle = int(handle)
-    members = _group_members.pop(handle, None)
+    # `handle` stays referenced until this returns: a Handle collected while its wait is
+    # under way would release the entry being waited on.
+    members = _group_members.pop(int(handle), None)
     if members is None:
         return _synchronize_one(handle)
     outputs, error = [], None
@@ -79,10 +80,10 @@ def synchronize(handle):
 
 
 def _synchronize_one(handle):
-    handle = int(handle)
-    target, copy_back = _in_place_targets.pop(handle, (None, False))
-    received_splits = _alltoall_received_splits.pop(handle, None)
-    output = _ops.synchronize(handle)
+    key = int(handle)
+    target, copy_back = _in_place_targets.pop(key, (None, False))
+    received_splits = _alltoall_received_splits.pop(key, None)
+    output = _ops.synchronize(key)
     if received_splits is not None:
         return output, received_splits
     if target is None:
