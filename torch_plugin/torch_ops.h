@@ -84,10 +84,10 @@ std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& i
 HandleId BarrierAsync(int32_t process_set = 0);
 
 // Marks this rank as out of data: until every rank has joined, other ranks' allreduces
-// proceed with zeros from this one. Completes when all have joined, writing the last
-// rank to join into `last_joined_rank` (an int32 tensor of one element). Global set only,
-// as in Horovod. `device`: the GPU on which this rank's zeros for GPU allreduces live
-// (-1: the GPU this rank last submitted a tensor from).
+// proceed with the identity of their reduce op from this one. Completes when all have
+// joined, writing the last rank to join into `last_joined_rank` (an int32 tensor of one
+// element). Global set only, as in Horovod. `device`: the GPU on which this rank's
+// tensors for GPU allreduces live (-1: the GPU this rank last submitted a tensor from).
 HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device = kCpuDevice);
 
 bool Poll(HandleId handle);
