@@ -36,10 +36,10 @@ std::vector<ProcessSetRegistry::Entry> TakeAll(Sets& sets) {
 
 Status StartGlobal(const RuntimeFactory& factory, std::shared_ptr<Runtime>* out) {
   Config config;
-  HORDE_RETURN_IF_ERROR(Config::FromEnv(ProcessEnv(), &config));
+  const Status parsed = Config::FromEnv(ProcessEnv(), &config);
   SetLogLevel(config.log_level);
   std::unique_ptr<Runtime> runtime;
-  HORDE_RETURN_IF_ERROR(factory(config, &runtime));
+  HORDE_RETURN_IF_ERROR(factory(parsed, config, &runtime));
   SetLogRank(runtime->topology().rank);
   Status log_opened = runtime->OpenAutotuneLog();
   if (!log_opened.ok()) {

@@ -7,12 +7,11 @@
 namespace horde {
 
 bool Coordinator::WantsRound(SteadyTime now) const {
-  return table_.pending() > 0 && now - last_round_ >= StallInspector::kCheckInterval;
+  return table_.pending() > 0 && now >= inspector_.next_due();
 }
 
 Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyTime now,
                                ResponseList* out) {
-  last_round_ = now;
   for (size_t rank = 0; rank < gathered.size(); ++rank) {
     RequestList list;
     Status s = DecodeRequestList(gathered[rank], &list);
@@ -30,6 +29,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
         table_.Join(request.rank);
       } else {
         table_.Add(request, now);
+        inspector_.Noted(SubmittedAt(request, now));
       }
     }
   }

@@ -29,8 +29,8 @@ class Coordinator {
   // `gathered` holds each rank's encoded RequestList, indexed by rank.
   Status Coordinate(const std::vector<std::string>& gathered, SteadyTime now, ResponseList* out);
 
-  // Whether names are waiting for some ranks and the stall inspector is due to look at
-  // them, so rank 0 asks for a round even when no rank has new requests.
+  // Whether names are waiting for some ranks and one of them reaches a stall limit now,
+  // so rank 0 asks for a round even when no rank has new requests.
   bool WantsRound(SteadyTime now) const;
 
   size_t pending() const { return table_.pending(); }
@@ -42,7 +42,6 @@ class Coordinator {
   StallInspector inspector_;
   NumberingEpochs epochs_;
   RankNames names_;
-  SteadyTime last_round_{};
 };
 
 }  // namespace horde

@@ -10,7 +10,7 @@ bool Fusable(const Response& r) {
 
 bool SameSignature(const Response& a, const Response& b) {
   return a.op == b.op && a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.prescale == b.prescale &&
-         a.postscale == b.postscale && a.device == b.device;
+         a.postscale == b.postscale && a.device == b.device && a.with_joined == b.with_joined;
 }
 
 // Adds `single`'s one tensor to the fused response `into`.

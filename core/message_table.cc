@@ -20,6 +20,12 @@ std::vector<PendingName> OldestFirst(std::vector<std::pair<uint64_t, PendingName
 
 }  // namespace
 
+SteadyTime SubmittedAt(const Request& request, SteadyTime received) {
+  // Bounded (at a year) so that no value off the wire can overflow the clock's arithmetic.
+  constexpr int64_t kLongestWait = int64_t{365} * 24 * 3600 * 1000000;
+  return received - std::chrono::microseconds(std::clamp<int64_t>(request.waited_microseconds, 0, kLongestWait));
+}
+
 MessageTable::MessageTable(int world_size)
     : world_size_(world_size), joined_(world_size, false) {}
 
@@ -29,13 +35,14 @@ void MessageTable::Add(const Request& request, SteadyTime now) {
                       << request.rank;
     return;
   }
+  const SteadyTime submitted = SubmittedAt(request, now);
   auto it = by_name_.find(request.name);
   if (it == by_name_.end()) {
     Slot slot;
     slot.by_rank.resize(world_size_);
     slot.present.assign(world_size_, false);
     slot.arrival = next_arrival_++;
-    slot.first_requested = now;
+    slot.first_requested = submitted;
     slot.group = request.group;
     slot.group_size = request.group_size;
     it = by_name_.emplace(request.name, std::move(slot)).first;
@@ -48,6 +55,7 @@ void MessageTable::Add(const Request& request, SteadyTime now) {
   }
   slot.present[request.rank] = true;
   slot.by_rank[request.rank] = request;
+  slot.first_requested = std::min(slot.first_requested, submitted);
 }
 
 bool MessageTable::Ready(const Slot& slot) const {

@@ -9,13 +9,15 @@
 
 namespace horde {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+// When the rank that sent `request` submitted it, on the coordinator's clock: `received`
+// less the time the rank says it had waited.
+SteadyTime SubmittedAt(const Request& request, SteadyTime received);
 
 // A name the coordinator holds, as the stall inspector sees it.
 struct PendingName {
   std::string name;
   OpType op = OpType::kAllreduce;
-  SteadyTime first_requested;
+  SteadyTime first_requested;  // the earliest submission on any rank
   std::vector<int> missing;  // ranks that have neither asked for it nor joined
   int32_t numbering_epoch = -1;  // the request's: -1 for a name the caller gave
 };
@@ -24,13 +26,14 @@ struct PendingName {
 // have joined (run out of data). A name is ready when every rank has either asked for
 // it or joined; a grouped name waits until its whole group is ready. Ready names come
 // out in the order they were first requested, so every round's decisions are
-// deterministic. Each name remembers when it was first requested, for the stall
+// deterministic. Each name remembers when some rank first submitted it, for the stall
 // inspector.
 class MessageTable {
  public:
   explicit MessageTable(int world_size);
 
-  // Records `request` (its rank must be set); `now` is kept if the name is new.
+  // Records `request` (its rank must be set), received at `now`; the name's age counts
+  // from the earliest submission of it, `now` less each request's waited time.
   void Add(const Request& request, SteadyTime now);
 
   // Removes and returns the ready names: for each, the requests of the ranks that asked,

@@ -1,5 +1,7 @@
 #include "core/negotiator.h"
 
+#include <algorithm>
+
 #include "core/wire_codec.h"
 
 namespace horde {
@@ -58,10 +60,11 @@ Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
   return Status::Ok();
 }
 
-void Negotiator::Classify(const Request& request, SteadyTime now, RoundBits* mine) {
+void Negotiator::Classify(Request request, SteadyTime now, RoundBits* mine) {
+  if (request.submitted == SteadyTime()) request.submitted = now;
   if (request.op == OpType::kJoin) {
     mine->join = true;
-    unsent_.push_back(request);
+    unsent_.push_back(std::move(request));
     return;
   }
   uint32_t position = 0;
@@ -70,18 +73,28 @@ void Negotiator::Classify(const Request& request, SteadyTime now, RoundBits* min
     match = cache_.Find(request, &position);
   }
   if (match == ResponseCache::Match::kHit) {
-    hits_[request.name] = PendingHit{position, now, request};
+    const std::string name = request.name;
+    hits_[name] = PendingHit{position, std::move(request)};
     return;
   }
   if (match == ResponseCache::Match::kChanged) mine->invalid.push_back(position);
-  unsent_.push_back(request);
+  unsent_.push_back(std::move(request));
+}
+
+// Half the earliest stall limit: early enough that the coordinator holds the request
+// (with its age) before the limit comes, late enough that a rank a little behind the
+// others costs no slow round.
+std::chrono::duration<double> Negotiator::HitPatience() const {
+  double limit = stall_.check_seconds;
+  if (stall_.shutdown_seconds > 0) limit = std::min(limit, stall_.shutdown_seconds);
+  return std::chrono::duration<double>(limit / 2);
 }
 
 void Negotiator::InvalidateStalledHits(SteadyTime now, RoundBits* mine) {
   if (!stall_.enabled) return;
-  const auto limit = std::chrono::duration<double>(stall_.check_seconds / 2);
+  const auto patience = HitPatience();
   for (auto it = hits_.begin(); it != hits_.end();) {
-    if (now - it->second.since < limit) {
+    if (now - it->second.request.submitted < patience) {
       ++it;
       continue;
     }
@@ -137,7 +150,11 @@ Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, Response
   list.numbering_epoch = mine.numbering_epoch;
   sent_epoch_ = mine.numbering_epoch;
   list.requests.swap(unsent_);
-  for (const Request& request : list.requests) sent_[request.name] = request;
+  for (Request& request : list.requests) {
+    request.waited_microseconds =
+        std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(now - request.submitted).count());
+    sent_[request.name] = request;
+  }
 
   std::vector<std::string> gathered;
   HORDE_RETURN_IF_ERROR(transport_->GatherToCoordinator(EncodeRequestList(list), &gathered));

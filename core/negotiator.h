@@ -41,8 +41,9 @@ struct NegotiationSettings {
 //
 // A cached name submitted with a changed signature is invalidated on every rank and
 // goes through the slow path (and its checks). So does a cached request pending on a
-// rank for half the stall check time, so that the coordinator's stall inspector sees
-// it. While a join is in progress, everything takes the slow path: the coordinator
+// rank for half the earliest stall limit (the check or the shutdown time), so that the
+// coordinator's stall inspector sees it before the limit. Every request carries how
+// long its rank has waited for it, so its age counts from submission either way. While a join is in progress, everything takes the slow path: the coordinator
 // decides what joined ranks contribute.
 class Negotiator {
  public:
@@ -71,11 +72,13 @@ class Negotiator {
  private:
   struct PendingHit {
     uint32_t position;
-    SteadyTime since;
     Request request;
   };
 
-  void Classify(const Request& request, SteadyTime now, RoundBits* mine);
+  void Classify(Request request, SteadyTime now, RoundBits* mine);
+  // How long a cached request may wait for the other ranks before it goes to the
+  // coordinator, whose stall inspector must see it in time.
+  std::chrono::duration<double> HitPatience() const;
   void InvalidateStalledHits(SteadyTime now, RoundBits* mine);
   // Sends the pending hits that `leave` selects back through the slow path.
   void ReturnHits(const std::function<bool(const PendingHit&)>& leave);

@@ -1,8 +1,24 @@
 #include "core/op_registry.h"
 
+#include <new>
+
 #include "core/host_tensor.h"
+#include "core/reduce_identity.h"
 
 namespace horde {
+
+Status HostIdentity(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t,
+                    std::shared_ptr<Tensor>* out) {
+  try {
+    auto tensor = std::make_shared<HostTensor>(dtype, shape);
+    FillHost(tensor->data(), NumElements(shape), IdentityOf(dtype, op));
+    *out = std::move(tensor);
+  } catch (const std::bad_alloc&) {
+    return Status::Internal("could not allocate " + std::to_string(NumElements(shape) * DataTypeSize(dtype)) +
+                            " bytes of host memory");
+  }
+  return Status::Ok();
+}
 
 void OpRegistry::Register(OpType op, std::unique_ptr<CollectiveOp> implementation) {
   ops_[static_cast<size_t>(op)].push_back(std::move(implementation));
@@ -16,16 +32,13 @@ Status OpRegistry::Execute(std::vector<TensorEntry>& entries, const Response& re
                                    " for tensors on " + DeviceName(response.device));
 }
 
-Status OpRegistry::Zeros(DataType dtype, const TensorShape& shape, int32_t device,
-                         std::shared_ptr<Tensor>* out) const {
-  if (device == kCpuDevice) {
-    *out = std::make_shared<HostTensor>(dtype, shape);
-    return Status::Ok();
+Status OpRegistry::Identity(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device,
+                            std::shared_ptr<Tensor>* out) const {
+  if (device == kCpuDevice) return host_identity_(dtype, op, shape, device, out);
+  if (!device_identity_) {
+    return Status::PreconditionError("this build has no GPU path for tensors on " + DeviceName(device));
   }
-  if (!device_zeros_) {
-    return Status::PreconditionError("this build has no GPU path for zeros on " + DeviceName(device));
-  }
-  return device_zeros_(dtype, shape, device, out);
+  return device_identity_(dtype, op, shape, device, out);
 }
 
 }  // namespace horde

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,6 +9,8 @@
 #include "core/tensor.h"
 
 namespace horde {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
 
 // The most dimensions a tensor may have (the wire format's limit).
 constexpr size_t kMaxTensorDims = 64;
@@ -35,6 +38,12 @@ struct Request {
   // A name the runtime numbered (the caller gave none): the numbering epoch its number
   // belongs to (see Runtime::StartNumberingEpoch). -1: the caller named it.
   int32_t numbering_epoch = -1;
+  // When this rank submitted it, on this rank's clock (never sent: clocks differ across
+  // hosts); unset (the clock's epoch) until the runtime or the negotiator stamps it.
+  SteadyTime submitted{};
+  // How long this rank had waited for it when it sent it to the coordinator, which
+  // counts a stall from the earliest submission (see core/stall_inspector.h).
+  int64_t waited_microseconds = 0;
 
   int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }
   // The bytes of one row along the first dimension (a scalar is one row).

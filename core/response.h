@@ -29,6 +29,9 @@ struct Response {
   // Allreduce: element count per name, so a rank that has joined (and holds no tensor
   // of that name) can contribute zeros of the right size.
   std::vector<int64_t> tensor_sizes;
+  // Allreduce: some ranks have joined and contribute the identity of the reduce op,
+  // which they must first make; every rank agrees that they could before it runs.
+  bool with_joined = false;
 };
 
 struct ResponseList {

@@ -75,14 +75,14 @@ bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names
   return true;
 }
 
-// Joined ranks hold no tensors; they can contribute zeros to an allreduce but nothing
+// Joined ranks hold no tensors; they can contribute an identity to an allreduce but nothing
 // sensible to a gather or a broadcast.
 bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks, const RankNames& names,
                      std::string* error) {
   if (joined_ranks.empty() || first.op == OpType::kAllreduce) return true;
   *error = std::string(OpTypeName(first.op)) + " '" + first.name + "' cannot run while " +
            names.List(joined_ranks) + (joined_ranks.size() == 1 ? " has" : " have") +
-           " joined; only allreduce proceeds with joined ranks (they contribute zeros)";
+           " joined; only allreduce proceeds with joined ranks (they contribute the identity of its reduce op)";
   return false;
 }
 
@@ -109,7 +109,10 @@ Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<in
   if (first.op == OpType::kAllgather) {
     for (const auto& r : by_rank) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
   }
-  if (first.op == OpType::kAllreduce) response.tensor_sizes = {NumElements(first.shape)};
+  if (first.op == OpType::kAllreduce) {
+    response.tensor_sizes = {NumElements(first.shape)};
+    response.with_joined = !joined_ranks.empty();
+  }
   return response;
 }
 

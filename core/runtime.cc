@@ -6,6 +6,8 @@
 
 #include "core/host_tensor.h"
 #include "core/logging.h"
+#include "core/operation_name.h"
+#include "core/rank_agreement.h"
 #include "core/request_validator.h"
 
 namespace horde {
@@ -76,8 +78,10 @@ Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> 
   }
   // Names are drawn only once every request is valid, so a local mistake on one rank
   // does not shift the numbering that must match across ranks.
+  const SteadyTime now = std::chrono::steady_clock::now();  // stall ages count from here
   for (size_t i = 0; i < requests.size(); ++i) {
     Request& request = requests[i];
+    request.submitted = now;
     if (request.op == OpType::kJoin) {
       request.name = kJoinName;
       join_device_ = request.device;
@@ -210,8 +214,9 @@ Status Runtime::TakeEntries(const Response& response, std::vector<TensorEntry>* 
     *entries = queue_.TakeEntries(response.names);
     return Status::Ok();
   }
-  // This rank has joined: for the tensors it does not hold, it contributes zeros, in the
-  // memory the other ranks' tensors are in so that every rank runs the same implementation.
+  // This rank has joined: for the tensors it does not hold, it contributes the identity
+  // of the reduce op, in the memory the other ranks' tensors are in so that every rank
+  // runs the same implementation.
   Status status;
   for (size_t i = 0; i < response.names.size(); ++i) {
     std::vector<TensorEntry> taken = queue_.TakeEntries({response.names[i]});
@@ -219,20 +224,21 @@ Status Runtime::TakeEntries(const Response& response, std::vector<TensorEntry>* 
       entries->push_back(std::move(taken[0]));
       continue;
     }
-    TensorEntry zeros;
-    zeros.name = response.names[i];
+    TensorEntry identity;
+    identity.name = response.names[i];
     if (status.ok()) {
-      status = ops_->Zeros(response.dtype, TensorShape{response.tensor_sizes[i]}, ZerosDevice(response),
-                           &zeros.input);
+      status = ops_->Identity(response.dtype, response.reduce_op, TensorShape{response.tensor_sizes[i]},
+                              IdentityDevice(response), &identity.input);
     }
-    zeros.output = zeros.input;
-    zeros.callback = [](const Status&) {};
-    entries->push_back(std::move(zeros));
+    identity.output = identity.input;
+    identity.callback = [](const Status&) {};
+    entries->push_back(std::move(identity));
   }
+  if (!status.ok()) status = Status::Internal("the identity this joined rank contributes: " + status.message());
   return status;
 }
 
-int32_t Runtime::ZerosDevice(const Response& response) const {
+int32_t Runtime::IdentityDevice(const Response& response) const {
   if (response.device == kCpuDevice) return kCpuDevice;
   if (join_device_ != kCpuDevice) return join_device_;
   if (last_gpu_device_ != kCpuDevice) return last_gpu_device_;
@@ -257,11 +263,15 @@ void Runtime::Execute(const Response& response) {
   if (response.op == OpType::kJoin) return CompleteJoin(response);
   std::vector<TensorEntry> entries;
   Status status = TakeEntries(response, &entries);
-  if (!status.ok()) {
-    status = Status::Internal(std::string(OpTypeName(response.op)) + " of a joined rank: " + status.message());
-  } else if (response.kind == Response::Kind::kError) {
+  // Only a joined rank makes tensors here; if it cannot, every rank fails the op alike,
+  // and none is left waiting inside the collective.
+  if (response.with_joined && response.kind == Response::Kind::kCollective) {
+    status = AgreeAllSucceeded(transport_.get(), status, OperationName(OpTypeName(response.op), response.names),
+                               RankNames(topology_.world_ranks));
+  }
+  if (status.ok() && response.kind == Response::Kind::kError) {
     status = Status::PreconditionError(response.error_message);
-  } else {
+  } else if (status.ok()) {
     // Allreduce implementations record their own phases: copies and the collective.
     if (response.op != OpType::kAllreduce) {
       timeline_->ActivityStart(response.names, CollectivePhaseName(response.op));
@@ -314,6 +324,7 @@ void Runtime::Record(const Response& response, const std::vector<TensorEntry>& e
   }
   auto op = static_cast<size_t>(response.op);
   for (const auto& entry : entries) {
+    if (!entry.input) continue;  // an identity a joined rank could not make
     ++stats_.tensors[op];
     stats_.bytes[op] += entry.input->size_bytes();
     round_bytes_ += entry.input->size_bytes();

@@ -79,10 +79,11 @@ class Runtime {
   std::string AutoName(const std::string& kind, int32_t* epoch);
   int32_t numbering_epoch();
   void Execute(const Response& response);
-  // The response's entries in name order; a joined rank gets zeros for names it lacks.
+  // The response's entries in name order; a joined rank gets the reduce op's identity
+  // for names it lacks.
   Status TakeEntries(const Response& response, std::vector<TensorEntry>* entries);
-  // The device a joined rank puts its zeros for `response` on.
-  int32_t ZerosDevice(const Response& response) const;
+  // The device a joined rank puts its identity tensors for `response` on.
+  int32_t IdentityDevice(const Response& response) const;
   // Completes this rank's join; an int32 output receives the last rank to join.
   void CompleteJoin(const Response& response);
   void Record(const Response& response, const std::vector<TensorEntry>& entries);
@@ -108,7 +109,7 @@ class Runtime {
   std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation, this epoch
   int32_t numbering_epoch_ = 0;
   bool joined_ = false;  // background thread only: this rank's join is in progress
-  // Where a joined rank's zeros for GPU allreduces go: the device given to join, else
+  // Where a joined rank's identity tensors for GPU allreduces go: the device given to join, else
   // the GPU this rank last submitted a tensor from (kCpuDevice: none).
   std::atomic<int32_t> join_device_{kCpuDevice};
   std::atomic<int32_t> last_gpu_device_{kCpuDevice};

@@ -1,5 +1,6 @@
 #include "core/stall_inspector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <map>
@@ -18,6 +19,12 @@ const char kLikelyCauses[] =
     "the others go on without it.";
 
 double Seconds(SteadyTime::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// `t` plus a setting's seconds, bounded (at about 30 years) so no setting overflows the clock.
+SteadyTime After(SteadyTime t, double seconds) {
+  const std::chrono::duration<double> d(std::min(seconds, 1e9));
+  return t + std::chrono::duration_cast<SteadyTime::duration>(d);
+}
 
 // A setting as the user wrote it: "60", "0.5", "86400".
 std::string Setting(double seconds) {
@@ -115,19 +122,38 @@ StallInspector::Findings Fail(const StallSettings& settings,
 
 }  // namespace
 
+void StallInspector::Noted(SteadyTime submitted) {
+  if (settings_.enabled) next_due_ = std::min(next_due_, NextLimit(submitted));
+}
+
+SteadyTime StallInspector::NextLimit(SteadyTime first) const {
+  SteadyTime next = SteadyTime::max();
+  // A shutdown time at or below the check time fails names before any report is due.
+  if (settings_.shutdown_seconds <= 0 || settings_.check_seconds < settings_.shutdown_seconds) {
+    next = After(first, settings_.check_seconds);
+    if (last_report_) next = std::max(next, After(*last_report_, settings_.check_seconds));
+  }
+  if (settings_.shutdown_seconds > 0) next = std::min(next, After(first, settings_.shutdown_seconds));
+  return next;
+}
+
 StallInspector::Findings StallInspector::Inspect(SteadyTime now, MessageTable* table) {
-  if (!settings_.enabled || table->pending() == 0) return {};
-  if (last_check_ && now - *last_check_ < kCheckInterval) return {};
-  last_check_ = now;
+  if (!settings_.enabled || table->pending() == 0) {
+    next_due_ = SteadyTime::max();
+    return {};
+  }
+  if (now < next_due_) return {};
   std::vector<PendingName> stalled, expired;
+  std::vector<SteadyTime> still_waiting;
   for (auto& pending : table->Waiting()) {
     for (int& rank : pending.missing) rank = names_.World(rank);
     const double age = Seconds(now - pending.first_requested);
     if (settings_.shutdown_seconds > 0 && age >= settings_.shutdown_seconds) {
       expired.push_back(std::move(pending));
-    } else if (age >= settings_.check_seconds) {
-      stalled.push_back(std::move(pending));
+      continue;
     }
+    still_waiting.push_back(pending.first_requested);
+    if (age >= settings_.check_seconds) stalled.push_back(std::move(pending));
   }
   // A failure report counts as this period's report: names still below the shutdown
   // time wait for the next one.
@@ -138,6 +164,8 @@ StallInspector::Findings StallInspector::Inspect(SteadyTime now, MessageTable* t
     findings.report = WarningReport(settings_, stalled, now);
   }
   if (!findings.report.empty()) last_report_ = now;
+  next_due_ = SteadyTime::max();
+  for (SteadyTime first : still_waiting) next_due_ = std::min(next_due_, NextLimit(first));
   return findings;
 }
 

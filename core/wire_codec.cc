@@ -10,8 +10,8 @@ constexpr uint8_t kRequestListMagic = 0xA1;
 constexpr uint8_t kResponseListMagic = 0xB1;
 // The fewest bytes one encoded item can take (all strings and lists empty), which
 // bounds how many items a count may claim before anything is allocated.
-constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4 + 4 + 4 + 4;
-constexpr size_t kMinResponseBytes = 1 + 1 + 4 + 4 + 1 + 1 + 8 + 8 + 4 + 4 + 4 + 4;
+constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4 + 4 + 4 + 4 + 8;
+constexpr size_t kMinResponseBytes = 1 + 1 + 4 + 4 + 1 + 1 + 8 + 8 + 4 + 4 + 4 + 4 + 1;
 
 class ByteWriter {
  public:
@@ -123,6 +123,7 @@ void EncodeRequest(const Request& r, ByteWriter* w) {
   w->PutString(r.group);
   w->Put<int32_t>(r.group_size);
   w->Put<int32_t>(r.numbering_epoch);
+  w->Put<int64_t>(r.waited_microseconds);
 }
 
 bool DecodeRequest(ByteReader* r, Request* q) {
@@ -130,9 +131,11 @@ bool DecodeRequest(ByteReader* r, Request* q) {
         r->GetEnum(&q->dtype, kNumDataTypes) && r->GetInts(&q->shape, kMaxTensorDims) &&
         r->GetEnum(&q->reduce_op, kNumReduceOps) && r->Get(&q->prescale) &&
         r->Get(&q->postscale) && r->Get(&q->root) && r->Get(&q->device) &&
-        r->GetString(&q->group) && r->Get(&q->group_size) && r->Get(&q->numbering_epoch))) {
+        r->GetString(&q->group) && r->Get(&q->group_size) && r->Get(&q->numbering_epoch) &&
+        r->Get(&q->waited_microseconds))) {
     return false;
   }
+  if (q->waited_microseconds < 0) return r->Fail("negative waiting time of '" + q->name + "'");
   for (int64_t d : q->shape) {
     if (d < 0) return r->Fail("negative dimension in shape of '" + q->name + "'");
   }
@@ -153,6 +156,7 @@ void EncodeResponse(const Response& p, ByteWriter* w) {
   w->Put<int32_t>(p.device);
   w->PutInts(p.first_dims);
   w->PutInts(p.tensor_sizes);
+  w->Put<uint8_t>(p.with_joined ? 1 : 0);
 }
 
 bool DecodeResponse(ByteReader* r, Response* p) {
@@ -168,7 +172,8 @@ bool DecodeResponse(ByteReader* r, Response* p) {
   return r->GetString(&p->error_message) && r->GetEnum(&p->dtype, kNumDataTypes) &&
          r->GetEnum(&p->reduce_op, kNumReduceOps) && r->Get(&p->prescale) &&
          r->Get(&p->postscale) && r->Get(&p->root) && r->Get(&p->device) &&
-         r->GetInts(&p->first_dims, UINT32_MAX) && r->GetInts(&p->tensor_sizes, UINT32_MAX);
+         r->GetInts(&p->first_dims, UINT32_MAX) && r->GetInts(&p->tensor_sizes, UINT32_MAX) &&
+         r->GetBool(&p->with_joined);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/data_type.h"
+#include "core/reduce_identity.h"
+#include "mpi_ops/postscale.h"
 
 namespace horde {
 namespace mpi {
@@ -23,10 +25,18 @@ struct CopySpan {
 cudaError_t BatchedDeviceCopy(const std::vector<CopySpan>& spans, cudaStream_t stream);
 
 // data[i] *= factor for `count` elements of `dtype` in device memory, on `stream`. As
-// host_scale.h: integers through double, truncated toward zero; float16/bfloat16
-// through float.
+// host_scale.h: integers through double, truncated toward zero and clamped to the
+// dtype's range; float16/bfloat16 through float.
 cudaError_t ScaleDeviceBuffer(void* data, int64_t count, DataType dtype, double factor,
                               cudaStream_t stream);
+
+// Fills `count` elements of device memory at `data` with `element`, on `stream`.
+cudaError_t FillDeviceBuffer(void* data, int64_t count, const IdentityElement& element, cudaStream_t stream);
+
+// Applies `postscale` to `count` reduced elements on `stream`: integers are divided
+// exactly, then scaled (see mpi_ops/postscale.h).
+cudaError_t PostscaleDeviceBuffer(void* data, int64_t count, DataType dtype, const Postscale& postscale,
+                                  cudaStream_t stream);
 
 }  // namespace mpi
 }  // namespace horde

@@ -8,15 +8,16 @@
 namespace horde {
 namespace mpi {
 
-FusionCopier::FusionCopier(std::vector<TensorEntry>& entries, HostBuffer* buffer) {
+FusionCopier::FusionCopier(std::vector<TensorEntry>& entries) {
   for (auto& e : entries) {
     inputs_.push_back(static_cast<const char*>(e.input->data()));
     outputs_.push_back(static_cast<char*>(e.output->data()));
     sizes_.push_back(e.input->size_bytes());
   }
   offsets_ = FusionOffsets(sizes_, &total_);
-  buffer_ = buffer->Reserve(total_);
 }
+
+Status FusionCopier::Bind(HostBuffer* buffer) { return buffer->Reserve(total_, &buffer_); }
 
 void FusionCopier::CopyIn(int64_t begin, int64_t end) const {
   for (size_t i = 0; i < sizes_.size(); ++i) {

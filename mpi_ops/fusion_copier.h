@@ -15,8 +15,10 @@ namespace mpi {
 // way in so scaling never sees garbage bit patterns.
 class FusionCopier {
  public:
-  // Lays the entries out and reserves the buffer for them.
-  FusionCopier(std::vector<TensorEntry>& entries, HostBuffer* buffer);
+  // Lays the entries out.
+  explicit FusionCopier(std::vector<TensorEntry>& entries);
+  // Grows `buffer` to the layout's size and copies through it from then on.
+  Status Bind(HostBuffer* buffer);
 
   int64_t total_bytes() const { return total_; }
   char* buffer() const { return buffer_; }
@@ -31,7 +33,7 @@ class FusionCopier {
   std::vector<int64_t> sizes_;
   std::vector<int64_t> offsets_;
   int64_t total_ = 0;
-  char* buffer_;
+  char* buffer_ = nullptr;
 };
 
 }  // namespace mpi

@@ -2,7 +2,7 @@
 
 #include <nccl.h>
 
-#include "mpi_ops/cuda_zeros.h"
+#include "mpi_ops/cuda_identity.h"
 #include "mpi_ops/hierarchical_allreduce.h"
 #include "mpi_ops/host_staged_adasum.h"
 #include "mpi_ops/host_staged_op.h"
@@ -24,11 +24,11 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
                     const std::shared_ptr<MpiDatatypes>& types, const std::shared_ptr<Timeline>& timeline,
                     const GpuSettings& settings) {
   auto resources = std::make_shared<NcclResources>(context, timeline);
-  ops->SetDeviceZeros([resources](DataType dtype, const TensorShape& shape, int32_t device,
-                                  std::shared_ptr<Tensor>* out) {
+  ops->SetDeviceIdentity([resources](DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device,
+                                      std::shared_ptr<Tensor>* out) {
     cudaStream_t stream;
     HORDE_RETURN_IF_ERROR(resources->devices.Stream(device, &stream));
-    return CudaZeros::Create(dtype, shape, device, stream, out);
+    return CudaIdentity::Create(dtype, op, shape, device, stream, out);
   });
   // Before every other GPU allreduce, none of which has Adasum.
   ops->Register(OpType::kAllreduce, std::make_unique<HostStagedAdasum>(resources, context, timeline));

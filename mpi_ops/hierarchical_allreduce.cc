@@ -1,9 +1,11 @@
 #include "mpi_ops/hierarchical_allreduce.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/cuda_kernels.h"
+#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
 #include "mpi_ops/nccl_datatypes.h"
 
@@ -56,33 +58,45 @@ Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& 
   const int64_t rest = count - shard * local_size;
   char* my_shard = bytes + local_rank * shard * element_size;
   char* rest_at = bytes + shard * local_size * element_size;
+  // The host buffer of the MPI step, grown before anything is enqueued: a rank that
+  // cannot grow it fails the op on every rank instead of leaving them in NCCL or MPI.
+  const int64_t staging = std::max(shard, rest) * element_size;
+  if (staging > staging_agreed_) {
+    char* unused = nullptr;
+    HORDE_RETURN_IF_ERROR(r_->AgreeToLaunch(staging_.Reserve(staging, &unused), what));
+    staging_agreed_ = staging;
+  }
 
   HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, stream),
                                   "prescale kernel", what));
-  if (shard > 0) {
-    HORDE_RETURN_IF_ERROR(CheckNccl(ncclReduceScatter(bytes, my_shard, shard, type, op, node, stream),
-                                    "ncclReduceScatter (within the node)", what));
-  }
-  if (rest > 0) {
-    HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(rest_at, rest_at, rest, type, op, node, stream),
-                                    "ncclAllReduce (within the node)", what));
+  {
+    const auto launching = LockLaunchesOn(node);  // released before the MPI step waits
+    if (shard > 0) {
+      HORDE_RETURN_IF_ERROR(CheckNccl(ncclReduceScatter(bytes, my_shard, shard, type, op, node, stream),
+                                      "ncclReduceScatter (within the node)", what));
+    }
+    if (rest > 0) {
+      HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(rest_at, rest_at, rest, type, op, node, stream),
+                                      "ncclAllReduce (within the node)", what));
+    }
   }
   if (shard > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(my_shard, shard, response, node, stream, what));
   if (rest > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(rest_at, rest, response, node, stream, what));
   if (shard > 0) {
+    const auto launching = LockLaunchesOn(node);
     HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllGather(my_shard, bytes, shard, type, node, stream),
                                     "ncclAllGather (within the node)", what));
   }
-  double postscale = response.postscale;
-  if (response.reduce_op == ReduceOp::kAverage) postscale /= r_->mpi->topology().size;
-  return CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, postscale, stream), "postscale kernel", what);
+  const Postscale postscale = PostscaleOf(response, r_->mpi->topology().size);
+  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, stream), "postscale kernel", what);
 }
 
 Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const Response& response,
                                                 ncclComm_t node, cudaStream_t stream, const std::string& what) {
   if (count > INT_MAX) return Status::InvalidArgument(what + ": a shard over INT_MAX elements");
   const int64_t bytes = count * DataTypeSize(response.dtype);
-  char* host = staging_.Reserve(bytes);
+  char* host = nullptr;
+  HORDE_RETURN_IF_ERROR(staging_.Reserve(bytes, &host));  // within what Reduce agreed, so no allocation
   HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, stream),
                                   "cudaMemcpyAsync (shard to host)", what));
   HORDE_RETURN_IF_ERROR(r_->WaitForStream(stream, node, what));

@@ -42,6 +42,7 @@ class HierarchicalAllreduce : public NcclAllreduce {
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Comm cross_ = MPI_COMM_NULL;
   HostBuffer staging_;
+  int64_t staging_agreed_ = 0;  // the most staging bytes every rank has held
 };
 
 }  // namespace mpi

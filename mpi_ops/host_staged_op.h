@@ -13,6 +13,7 @@ namespace mpi {
 // the runtime stream (after their ready events), runs the wrapped op, and copies the
 // outputs back. It waits for the GPU on the background thread, so it is the fallback:
 // for types NCCL lacks, for HORDE_GPU_OPERATIONS=MPI, and for ranks sharing a GPU.
+// The ranks agree that every one could stage its tensors before the host op runs.
 class HostStagedOp : public CollectiveOp {
  public:
   HostStagedOp(std::shared_ptr<NcclResources> resources, std::unique_ptr<CollectiveOp> host_op)
@@ -24,6 +25,10 @@ class HostStagedOp : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  private:
+  // Host copies of the entries' tensors, filled on `stream`, which this waits for.
+  Status Stage(std::vector<TensorEntry>& entries, cudaStream_t stream, const std::string& what,
+               std::vector<TensorEntry>* host);
+
   std::shared_ptr<NcclResources> r_;
   std::unique_ptr<CollectiveOp> host_op_;
 };

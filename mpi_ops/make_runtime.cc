@@ -1,5 +1,7 @@
 #include "mpi_ops/make_runtime.h"
 
+#include "core/logging.h"
+#include "core/shared_config.h"
 #include "mpi_ops/gpu_ops.h"
 #include "mpi_ops/mpi_adasum_allreduce.h"
 #include "mpi_ops/mpi_allgather.h"
@@ -38,10 +40,14 @@ std::unique_ptr<Runtime> RuntimeOver(const Config& config, const std::shared_ptr
 
 }  // namespace
 
-Status MakeRuntime(const Config& config, std::unique_ptr<Runtime>* runtime) {
+Status MakeRuntime(const Status& parsed, const Config& config, std::unique_ptr<Runtime>* runtime) {
   std::shared_ptr<MpiContext> context;
   HORDE_RETURN_IF_ERROR(MpiContext::Create(&context));
-  *runtime = RuntimeOver(config, context);
+  SetLogRank(context->topology().rank);  // the agreement's warnings name the rank
+  Config agreed = config;
+  MpiTransport transport(context);
+  HORDE_RETURN_IF_ERROR(AgreeOnConfig(&transport, parsed, &agreed));
+  *runtime = RuntimeOver(agreed, context);
   return Status::Ok();
 }
 

@@ -3,6 +3,10 @@
 #include <climits>
 #include <cstring>
 
+#include "core/operation_name.h"
+#include "core/rank_agreement.h"
+#include "mpi_ops/mpi_transport.h"
+
 namespace horde {
 namespace mpi {
 namespace {
@@ -33,11 +37,34 @@ Status MpiAllgather::Execute(std::vector<TensorEntry>& entries, const Response& 
                             " first dimensions for " + std::to_string(entries.size()) +
                             " tensors on " + std::to_string(size) + " ranks");
   }
+  const std::string what = OperationName("allgather", response.names);
+  Layout layout;
+  const Status prepared = Prepare(entries, response.first_dims, &layout);
+  MpiTransport transport(context_);
+  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, prepared, what, RankNames(context_->topology().world_ranks)));
+  if (entries.size() > 1) return GatherFused(entries, response.first_dims, layout);
+  const int rank = context_->topology().rank;
+  return CheckMpi(MPI_Allgatherv(entries[0].input->data(), layout.counts[rank], MPI_BYTE, entries[0].output->data(),
+                                 layout.counts.data(), layout.displacements.data(), MPI_BYTE, context_->world()),
+                  "MPI_Allgatherv");
+}
+
+// Rank r's block holds its rows of every tensor, tensor after tensor.
+Status MpiAllgather::Prepare(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims,
+                             Layout* layout) {
+  const int size = context_->topology().size;
+  std::vector<int64_t> block_bytes(size, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
-    HORDE_RETURN_IF_ERROR(AllocateOutput(entries[i], &response.first_dims[i * size]));
+    HORDE_RETURN_IF_ERROR(AllocateOutput(entries[i], &first_dims[i * size]));
+    layout->row_bytes.push_back(entries[i].input->row_bytes());
+    for (int r = 0; r < size; ++r) block_bytes[r] += first_dims[i * size + r] * layout->row_bytes[i];
   }
-  if (entries.size() == 1) return Gather(entries[0], response.first_dims.data());
-  return GatherFused(entries, response.first_dims);
+  const std::string what = entries.size() == 1 ? "allgather '" + entries[0].name + "'"
+                                               : "allgather of " + std::to_string(entries.size()) + " tensors";
+  HORDE_RETURN_IF_ERROR(BlockLayout(block_bytes, what, &layout->counts, &layout->displacements));
+  if (entries.size() == 1) return Status::Ok();
+  HORDE_RETURN_IF_ERROR(send_.Reserve(block_bytes[context_->topology().rank], &layout->send));
+  return received_.Reserve(layout->displacements.back() + layout->counts.back(), &layout->received);
 }
 
 Status MpiAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dims) const {
@@ -48,48 +75,27 @@ Status MpiAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dim
   return entry.allocate_output(output_shape, &entry.output);
 }
 
-Status MpiAllgather::Gather(TensorEntry& entry, const int64_t* first_dims) {
-  const int size = context_->topology().size;
-  const int64_t row_bytes = entry.input->row_bytes();
-  std::vector<int64_t> block_bytes;
-  for (int r = 0; r < size; ++r) block_bytes.push_back(first_dims[r] * row_bytes);
-  std::vector<int> counts, displacements;
-  HORDE_RETURN_IF_ERROR(BlockLayout(block_bytes, "allgather '" + entry.name + "'", &counts, &displacements));
-  const int rank = context_->topology().rank;
-  return CheckMpi(MPI_Allgatherv(entry.input->data(), counts[rank], MPI_BYTE, entry.output->data(),
-                                 counts.data(), displacements.data(), MPI_BYTE, context_->world()),
-                  "MPI_Allgatherv");
-}
-
-// Rank r's block holds its rows of every tensor, tensor after tensor: one MPI call, then
-// each tensor's rows from each block land at that rank's offset in its output.
-Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims) {
+// One MPI call, then each tensor's rows from each block land at that rank's offset in
+// its output.
+Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims,
+                                 const Layout& layout) {
   const int size = context_->topology().size;
   const int rank = context_->topology().rank;
-  std::vector<int64_t> row_bytes, block_bytes(size, 0);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    row_bytes.push_back(entries[i].input->row_bytes());
-    for (int r = 0; r < size; ++r) block_bytes[r] += first_dims[i * size + r] * row_bytes[i];
-  }
-  std::vector<int> counts, displacements;
-  HORDE_RETURN_IF_ERROR(BlockLayout(block_bytes, "allgather of " + std::to_string(entries.size()) + " tensors",
-                                    &counts, &displacements));
-  char* const send = send_.Reserve(block_bytes[rank]);
   int64_t packed = 0;
   for (auto& entry : entries) {
     const int64_t bytes = entry.input->size_bytes();
-    if (bytes > 0) std::memcpy(send + packed, entry.input->data(), bytes);  // empty tensors may have no data
+    if (bytes > 0) std::memcpy(layout.send + packed, entry.input->data(), bytes);  // empty tensors may have no data
     packed += bytes;
   }
-  char* received = received_.Reserve(displacements.back() + counts.back());
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allgatherv(send, counts[rank], MPI_BYTE, received, counts.data(),
-                                                displacements.data(), MPI_BYTE, context_->world()),
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allgatherv(layout.send, layout.counts[rank], MPI_BYTE, layout.received,
+                                                layout.counts.data(), layout.displacements.data(), MPI_BYTE,
+                                                context_->world()),
                                  "MPI_Allgatherv"));
   std::vector<int64_t> written(entries.size(), 0);  // bytes of each output filled so far
   for (int r = 0; r < size; ++r) {
-    const char* block = received + displacements[r];
+    const char* block = layout.received + layout.displacements[r];
     for (size_t i = 0; i < entries.size(); ++i) {
-      const int64_t bytes = first_dims[i * size + r] * row_bytes[i];
+      const int64_t bytes = first_dims[i * size + r] * layout.row_bytes[i];
       if (bytes > 0) std::memcpy(static_cast<char*>(entries[i].output->data()) + written[i], block, bytes);
       block += bytes;
       written[i] += bytes;

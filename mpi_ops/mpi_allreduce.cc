@@ -5,7 +5,10 @@
 #include <cstring>
 #include <functional>
 
+#include "core/operation_name.h"
+#include "core/rank_agreement.h"
 #include "mpi_ops/host_scale.h"
+#include "mpi_ops/mpi_transport.h"
 #include "mpi_ops/mpi_wait.h"
 
 namespace horde {
@@ -42,7 +45,8 @@ Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& 
     if (out != e.input->data() && bytes > 0) std::memcpy(out, e.input->data(), bytes);
     return ReduceInPlace(out, bytes / element_size, response);
   }
-  FusionCopier copier(entries, &fusion_buffer_);
+  FusionCopier copier(entries);
+  HORDE_RETURN_IF_ERROR(BindFusionBuffer(&copier, response));
   const int64_t total = copier.total_bytes();
   if (total > kPipelineChunkBytes) {
     // Copies and reductions interleave; the timeline shows the pipeline as one phase.
@@ -58,9 +62,16 @@ Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& 
   return Status::Ok();
 }
 
-double MpiAllreduce::Postscale(const Response& response) const {
-  if (response.reduce_op != ReduceOp::kAverage) return response.postscale;
-  return response.postscale / context_->topology().size;
+Status MpiAllreduce::BindFusionBuffer(FusionCopier* copier, const Response& response) {
+  const Status bound = copier->Bind(&fusion_buffer_);
+  // Within what every rank has held, the buffer does not grow (so cannot fail). Beyond
+  // it, the ranks agree first: all execute the same responses, so all get here together.
+  if (copier->total_bytes() <= agreed_fusion_bytes_) return bound;
+  MpiTransport transport(context_);
+  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, bound, OperationName("allreduce", response.names),
+                                          RankNames(context_->topology().world_ranks)));
+  agreed_fusion_bytes_ = copier->total_bytes();
+  return Status::Ok();
 }
 
 Status MpiAllreduce::ReduceInPlace(void* data, int64_t count, const Response& response) {
@@ -76,8 +87,7 @@ Status MpiAllreduce::ReduceInPlace(void* data, int64_t count, const Response& re
         MPI_Allreduce(MPI_IN_PLACE, at, chunk, type, op, context_->world()), "MPI_Allreduce"));
     done += chunk;
   }
-  const double postscale = Postscale(response);
-  if (postscale != 1.0) ScaleHostBuffer(data, count, response.dtype, postscale);
+  PostscaleHostBuffer(data, count, response.dtype, PostscaleOf(response, context_->topology().size));
   return Status::Ok();
 }
 
@@ -102,7 +112,7 @@ Status MpiAllreduce::ReducePipelined(const FusionCopier& copier, const Response&
   };
   auto copy_in = [&](int64_t b, int64_t e) { copier.CopyIn(b, e); };
   auto copy_out = [&](int64_t b, int64_t e) { copier.CopyOut(b, e); };
-  const double postscale = Postscale(response);
+  const Postscale postscale = PostscaleOf(response, context_->topology().size);
 
   copier.CopyIn(range(0).first, range(0).second);
   MPI_Request in_flight;
@@ -112,10 +122,8 @@ Status MpiAllreduce::ReducePipelined(const FusionCopier& copier, const Response&
     if (more) HORDE_RETURN_IF_ERROR(CopyWhileProgressing(range(k + 1), &in_flight, copy_in));
     HORDE_RETURN_IF_ERROR(WaitProgressing(&in_flight, "MPI_Iallreduce"));
     const ByteRange done = range(k);
-    if (postscale != 1.0) {
-      ScaleHostBuffer(copier.buffer() + done.first, (done.second - done.first) / element_size,
-                      response.dtype, postscale);
-    }
+    PostscaleHostBuffer(copier.buffer() + done.first, (done.second - done.first) / element_size,
+                        response.dtype, postscale);
     if (more) HORDE_RETURN_IF_ERROR(StartChunk(copier.buffer(), range(k + 1), response, &in_flight));
     HORDE_RETURN_IF_ERROR(CopyWhileProgressing(done, more ? &in_flight : nullptr, copy_out));
   }

@@ -22,10 +22,14 @@ class MpiAllreduce : public CollectiveOp {
  public:
   static constexpr int64_t kPipelineChunkBytes = 4 << 20;
 
-  // Records its phases (copies, the collective) on `timeline`.
+  // Records its phases (copies, the collective) on `timeline`; `allocate` backs the
+  // fusion buffer (tests inject failures).
   MpiAllreduce(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types,
-               std::shared_ptr<Timeline> timeline)
-      : context_(std::move(context)), types_(std::move(types)), timeline_(std::move(timeline)) {}
+               std::shared_ptr<Timeline> timeline, HostAllocator allocate = AlignedAllocate)
+      : context_(std::move(context)),
+        types_(std::move(types)),
+        timeline_(std::move(timeline)),
+        fusion_buffer_(std::move(allocate)) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>&) const override {
     return response.device == kCpuDevice;
@@ -35,16 +39,19 @@ class MpiAllreduce : public CollectiveOp {
  private:
   using ByteRange = std::pair<int64_t, int64_t>;
 
+  // Points the copier at the fusion buffer, grown if needed: growth beyond what every
+  // rank has held is agreed, so a rank that cannot grow it fails the op on every rank.
+  Status BindFusionBuffer(FusionCopier* copier, const Response& response);
   Status ReduceInPlace(void* data, int64_t count, const Response& response);
   Status ReducePipelined(const FusionCopier& copier, const Response& response);
   // Prescales the chunk and starts its non-blocking allreduce.
   Status StartChunk(char* buffer, ByteRange chunk, const Response& response, MPI_Request* request);
-  double Postscale(const Response& response) const;
 
   std::shared_ptr<MpiContext> context_;
   std::shared_ptr<MpiDatatypes> types_;
   std::shared_ptr<Timeline> timeline_;
   HostBuffer fusion_buffer_;
+  int64_t agreed_fusion_bytes_ = 0;  // the largest fused size every rank has held
 };
 
 }  // namespace mpi

@@ -2,7 +2,9 @@
 
 #include <climits>
 
+#include "core/rank_agreement.h"
 #include "core/request_validator.h"
+#include "mpi_ops/mpi_transport.h"
 #include "mpi_ops/mpi_wait.h"
 
 namespace horde {
@@ -91,7 +93,9 @@ Status MpiAlltoall::Exchange(TensorEntry& entry) {
                                     "': rows over 2 GiB are not supported by the MPI path");
   }
   if (local.ok()) local = AllocateOutput(entry, received_rows);
-  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(entry, local));
+  MpiTransport transport(context_);
+  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, local, "alltoall '" + entry.name + "'",
+                                          RankNames(context_->topology().world_ranks)));
   if (layout.row_bytes == 0) return Status::Ok();
 
   // One MPI datatype per row keeps counts in rows, so tensors over 2 GiB still fit.
@@ -107,19 +111,6 @@ Status MpiAlltoall::Exchange(TensorEntry& entry) {
   if (status.ok()) status = WaitPolling(&request, "MPI_Ialltoallv");
   MPI_Type_free(&row);
   return status;
-}
-
-Status MpiAlltoall::AgreeAllSucceeded(const TensorEntry& entry, const Status& local) {
-  const int size = context_->topology().size;
-  int first_failed = local.ok() ? size : context_->topology().rank;
-  MPI_Request request;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN,
-                                                context_->world(), &request),
-                                 "MPI_Iallreduce"));
-  HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Iallreduce"));
-  if (!local.ok() || first_failed == size) return local;
-  return Status::PreconditionError("alltoall '" + entry.name + "' failed on rank " +
-                                   std::to_string(first_failed) + "; its error says why");
 }
 
 }  // namespace mpi

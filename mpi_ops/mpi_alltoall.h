@@ -25,8 +25,6 @@ class MpiAlltoall : public CollectiveOp {
 
  private:
   Status Exchange(TensorEntry& entry);
-  // Agrees on whether every rank succeeded so far; `local` is this rank's status.
-  Status AgreeAllSucceeded(const TensorEntry& entry, const Status& local);
 
   std::shared_ptr<MpiContext> context_;
 };

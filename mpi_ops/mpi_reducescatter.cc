@@ -3,8 +3,10 @@
 #include <climits>
 #include <cstring>
 
+#include "core/rank_agreement.h"
 #include "core/row_split.h"
 #include "mpi_ops/host_scale.h"
+#include "mpi_ops/mpi_transport.h"
 #include "mpi_ops/mpi_wait.h"
 
 namespace horde {
@@ -21,29 +23,12 @@ Status MpiReducescatter::Execute(std::vector<TensorEntry>& entries, const Respon
   const Topology& topology = context_->topology();
   std::vector<Split> splits;
   std::vector<int64_t> counts(topology.size, 0);  // elements each rank receives
-  for (auto& entry : entries) {
-    const TensorShape shape = entry.input->shape();
-    Split split{ReducescatterRows(shape[0], topology.size), NumElements(TensorShape(shape.begin() + 1, shape.end()))};
-    for (int r = 0; r < topology.size; ++r) counts[r] += split.rows[r] * split.row_elements;
-    TensorShape output_shape = shape;
-    output_shape[0] = split.rows[topology.rank];
-    HORDE_RETURN_IF_ERROR(entry.allocate_output(output_shape, &entry.output));
-    splits.push_back(std::move(split));
-  }
-  // Every rank holds the same shapes (negotiation checked), so every rank decides alike
-  // here and none is left waiting in MPI.
   std::vector<int> int_counts;
-  for (int64_t n : counts) {
-    if (n > INT_MAX) {
-      return Status::InvalidArgument(OpName(entries) + ": more than " + std::to_string(INT_MAX) +
-                                     " elements per rank are not supported by the MPI path");
-    }
-    int_counts.push_back(static_cast<int>(n));
-  }
-  const int64_t element_size = DataTypeSize(response.dtype);
-  const bool fused = entries.size() > 1;
-  const void* send = fused ? Pack(entries, splits, response) : ScaledInput(entries[0], response);
-  void* received = fused ? received_.Reserve(counts[topology.rank] * element_size) : entries[0].output->data();
+  const void* send = nullptr;
+  void* received = nullptr;
+  Status local = Prepare(entries, response, &splits, &counts, &int_counts, &send, &received);
+  MpiTransport transport(context_);
+  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, local, OpName(entries), RankNames(topology.world_ranks)));
   MPI_Request request;
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Ireduce_scatter(send, received, int_counts.data(), types_->Datatype(response.dtype),
                                                      types_->Op(response.dtype, response.reduce_op), context_->world(),
@@ -51,11 +36,10 @@ Status MpiReducescatter::Execute(std::vector<TensorEntry>& entries, const Respon
                                  "MPI_Ireduce_scatter"));
   HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Ireduce_scatter"));
 
-  double postscale = response.postscale;
-  if (response.reduce_op == ReduceOp::kAverage) postscale /= topology.size;
-  if (postscale != 1.0) ScaleHostBuffer(received, counts[topology.rank], response.dtype, postscale);
-  if (!fused) return Status::Ok();
+  PostscaleHostBuffer(received, counts[topology.rank], response.dtype, PostscaleOf(response, topology.size));
+  if (entries.size() == 1) return Status::Ok();
   // This rank's share of every tensor, tensor after tensor.
+  const int64_t element_size = DataTypeSize(response.dtype);
   const char* from = static_cast<const char*>(received);
   for (size_t i = 0; i < entries.size(); ++i) {
     const int64_t bytes = splits[i].rows[topology.rank] * splits[i].row_elements * element_size;
@@ -65,15 +49,46 @@ Status MpiReducescatter::Execute(std::vector<TensorEntry>& entries, const Respon
   return Status::Ok();
 }
 
+Status MpiReducescatter::Prepare(std::vector<TensorEntry>& entries, const Response& response,
+                                 std::vector<Split>* splits, std::vector<int64_t>* counts, std::vector<int>* int_counts,
+                                 const void** send, void** received) {
+  const Topology& topology = context_->topology();
+  for (auto& entry : entries) {
+    const TensorShape shape = entry.input->shape();
+    Split split{ReducescatterRows(shape[0], topology.size), NumElements(TensorShape(shape.begin() + 1, shape.end()))};
+    for (int r = 0; r < topology.size; ++r) (*counts)[r] += split.rows[r] * split.row_elements;
+    TensorShape output_shape = shape;
+    output_shape[0] = split.rows[topology.rank];
+    HORDE_RETURN_IF_ERROR(entry.allocate_output(output_shape, &entry.output));
+    splits->push_back(std::move(split));
+  }
+  for (int64_t n : *counts) {
+    if (n > INT_MAX) {
+      return Status::InvalidArgument(OpName(entries) + ": more than " + std::to_string(INT_MAX) +
+                                     " elements per rank are not supported by the MPI path");
+    }
+    int_counts->push_back(static_cast<int>(n));
+  }
+  if (entries.size() == 1) {
+    *received = entries[0].output->data();
+    return ScaledInput(entries[0], response, send);
+  }
+  char* buffer = nullptr;
+  HORDE_RETURN_IF_ERROR(received_.Reserve((*counts)[topology.rank] * DataTypeSize(response.dtype), &buffer));
+  *received = buffer;
+  return Pack(entries, *splits, response, send);
+}
+
 // The send buffer of a fused reducescatter: rank r's block holds its rows of every
 // tensor in turn, prescaled once as a whole.
-const void* MpiReducescatter::Pack(std::vector<TensorEntry>& entries, const std::vector<Split>& splits,
-                                   const Response& response) {
+Status MpiReducescatter::Pack(std::vector<TensorEntry>& entries, const std::vector<Split>& splits,
+                              const Response& response, const void** send) {
   const int size = context_->topology().size;
   const int64_t element_size = DataTypeSize(response.dtype);
   int64_t total = 0;
   for (auto& entry : entries) total += entry.input->size_bytes();
-  char* packed = prescaled_.Reserve(total);
+  char* packed = nullptr;
+  HORDE_RETURN_IF_ERROR(prescaled_.Reserve(total, &packed));
   char* to = packed;
   std::vector<int64_t> rows_taken(entries.size(), 0);
   for (int r = 0; r < size; ++r) {
@@ -86,7 +101,8 @@ const void* MpiReducescatter::Pack(std::vector<TensorEntry>& entries, const std:
     }
   }
   if (response.prescale != 1.0) ScaleHostBuffer(packed, total / element_size, response.dtype, response.prescale);
-  return packed;
+  *send = packed;
+  return Status::Ok();
 }
 
 std::string MpiReducescatter::OpName(const std::vector<TensorEntry>& entries) {
@@ -94,13 +110,18 @@ std::string MpiReducescatter::OpName(const std::vector<TensorEntry>& entries) {
   return "reducescatter of " + std::to_string(entries.size()) + " tensors";
 }
 
-const void* MpiReducescatter::ScaledInput(TensorEntry& entry, const Response& response) {
-  if (response.prescale == 1.0) return entry.input->data();
+Status MpiReducescatter::ScaledInput(TensorEntry& entry, const Response& response, const void** send) {
+  if (response.prescale == 1.0) {
+    *send = entry.input->data();
+    return Status::Ok();
+  }
   const int64_t bytes = entry.input->size_bytes();
-  char* copy = prescaled_.Reserve(bytes);
+  char* copy = nullptr;
+  HORDE_RETURN_IF_ERROR(prescaled_.Reserve(bytes, &copy));
   if (bytes > 0) std::memcpy(copy, entry.input->data(), bytes);
   ScaleHostBuffer(copy, bytes / DataTypeSize(response.dtype), response.dtype, response.prescale);
-  return copy;
+  *send = copy;
+  return Status::Ok();
 }
 
 }  // namespace mpi

@@ -17,10 +17,14 @@ namespace mpi {
 // prescaled input is scaled in a persistent buffer, never in the caller's tensor. A
 // fused response (several tensors) is one MPI_Ireduce_scatter: each rank's rows of every
 // tensor are packed into its block, and this rank's share is unpacked into the outputs.
+// Outputs and buffers are allocated first, and the ranks agree that every one of them
+// could before any data moves.
 class MpiReducescatter : public CollectiveOp {
  public:
-  MpiReducescatter(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types)
-      : context_(std::move(context)), types_(std::move(types)) {}
+  // `allocate` backs the prescaled and fused buffers (tests inject failures).
+  MpiReducescatter(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types,
+                   HostAllocator allocate = AlignedAllocate)
+      : context_(std::move(context)), types_(std::move(types)), prescaled_(allocate), received_(allocate) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>&) const override {
     return response.device == kCpuDevice;
@@ -29,10 +33,15 @@ class MpiReducescatter : public CollectiveOp {
 
  private:
   struct Split;
+  // Allocates the outputs and buffers and lays out the call: each tensor's split, the
+  // elements each rank receives, what this rank sends and where it receives.
+  Status Prepare(std::vector<TensorEntry>& entries, const Response& response, std::vector<Split>* splits,
+                 std::vector<int64_t>* counts, std::vector<int>* int_counts, const void** send, void** received);
   // The input to send: the tensor itself, or a prescaled copy of it.
-  const void* ScaledInput(TensorEntry& entry, const Response& response);
+  Status ScaledInput(TensorEntry& entry, const Response& response, const void** send);
   // The send buffer of several tensors (a fused response).
-  const void* Pack(std::vector<TensorEntry>& entries, const std::vector<Split>& splits, const Response& response);
+  Status Pack(std::vector<TensorEntry>& entries, const std::vector<Split>& splits, const Response& response,
+              const void** send);
   static std::string OpName(const std::vector<TensorEntry>& entries);
 
   std::shared_ptr<MpiContext> context_;

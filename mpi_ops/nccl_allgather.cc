@@ -3,17 +3,19 @@
 #include <algorithm>
 
 #include "mpi_ops/nccl_allreduce.h"
+#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
 
 namespace horde {
 namespace mpi {
 
 bool NcclAllgather::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
-  return OnOneGpu(response, entries, false);
+  return NcclTakes(response, false);
 }
 
 Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const std::string what = OperationName("allgather", response.names);
+  HORDE_RETURN_IF_ERROR(r_->AgreeOnOneGpu(entries, what));
   const size_t size = static_cast<size_t>(r_->mpi->topology().size);
   if (response.first_dims.size() != entries.size() * size) {
     return Status::Internal(what + ": the response carries " + std::to_string(response.first_dims.size()) +
@@ -29,6 +31,7 @@ Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response&
     allocated = AllocateOutput(entries[i], &response.first_dims[i * size], static_cast<int>(size));
   }
   HORDE_RETURN_IF_ERROR(r_->AgreeAfterAllocating(allocated, stream, what));
+  const auto launching = LockLaunchesOn(comm);
   Status enqueued = CheckNccl(ncclGroupStart(), "ncclGroupStart", what);
   for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) {
     enqueued = Gather(entries[i], &response.first_dims[i * size], static_cast<int>(size), comm, stream, what);

@@ -3,29 +3,25 @@
 #include "core/fusion_planner.h"
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/cuda_kernels.h"
+#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
 #include "mpi_ops/nccl_datatypes.h"
 
 namespace horde {
 namespace mpi {
 
-bool OnOneGpu(const Response& response, const std::vector<TensorEntry>& entries, bool needs_nccl_type) {
-  if (response.device < 0 || entries.empty()) return false;
+bool NcclTakes(const Response& response, bool needs_nccl_type) {
   ncclDataType_t type;
-  if (needs_nccl_type && !NcclType(response.dtype, &type)) return false;
-  const int32_t device = entries[0].input->device();
-  for (const auto& entry : entries) {
-    if (entry.input->device() != device || device < 0) return false;
-  }
-  return true;
+  return response.device >= 0 && (!needs_nccl_type || NcclType(response.dtype, &type));
 }
 
 bool NcclAllreduce::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
-  return OnOneGpu(response, entries, true);
+  return NcclTakes(response, true);
 }
 
 Status NcclAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const std::string what = OperationName("allreduce", response.names);
+  HORDE_RETURN_IF_ERROR(r_->AgreeOnOneGpu(entries, what));
   const int device = entries[0].input->device();
   const auto enqueueing = r_->comms.Enqueueing();
   cudaStream_t stream;
@@ -88,11 +84,14 @@ Status NcclAllreduce::Reduce(void* data, int64_t count, const Response& response
   NcclType(response.dtype, &type);
   HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, stream),
                                   "prescale kernel", what));
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(data, data, count, type, NcclOp(response.reduce_op, response.dtype),
-                                                comm, stream),
-                                  "ncclAllReduce", what));
-  const double postscale = NcclPostscale(response, r_->mpi->topology().size);
-  return CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, postscale, stream), "postscale kernel", what);
+  {
+    const auto launching = LockLaunchesOn(comm);
+    HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(data, data, count, type, NcclOp(response.reduce_op, response.dtype),
+                                                  comm, stream),
+                                    "ncclAllReduce", what));
+  }
+  const Postscale postscale = NcclPostscale(response, r_->mpi->topology().size);
+  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, stream), "postscale kernel", what);
 }
 
 }  // namespace mpi

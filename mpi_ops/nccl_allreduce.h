@@ -40,9 +40,10 @@ class NcclAllreduce : public CollectiveOp {
                       const Response& response, ncclComm_t comm, cudaStream_t stream, const std::string& what);
 };
 
-// Whether the response is on a GPU, all its entries are on the same GPU and (if asked)
-// its type is one NCCL has. Shared by the NCCL ops' Enabled().
-bool OnOneGpu(const Response& response, const std::vector<TensorEntry>& entries, bool needs_nccl_type);
+// Whether the NCCL ops take the response: it is on a GPU and (if asked) of a type NCCL
+// has. Decided from the response alone, the same on every rank, so no rank falls back
+// to host staging while its peers wait in NCCL. Shared by the NCCL ops' Enabled().
+bool NcclTakes(const Response& response, bool needs_nccl_type);
 
 }  // namespace mpi
 }  // namespace horde

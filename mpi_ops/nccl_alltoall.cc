@@ -4,13 +4,14 @@
 
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/nccl_allreduce.h"
+#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
 
 namespace horde {
 namespace mpi {
 
 bool NcclAlltoall::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
-  return OnOneGpu(response, entries, false);
+  return NcclTakes(response, false);
 }
 
 Status NcclAlltoall::Execute(std::vector<TensorEntry>& entries, const Response& response) {
@@ -61,6 +62,7 @@ Status NcclAlltoall::Exchange(TensorEntry& entry, ncclComm_t comm, cudaStream_t 
   const int64_t row_bytes = entry.input->row_bytes();
   const char* in = static_cast<const char*>(entry.input->data());
   char* out = static_cast<char*>(entry.output->data());
+  const auto launching = LockLaunchesOn(comm);
   HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
   Status status;
   int64_t sent_rows = 0, received_rows = 0;

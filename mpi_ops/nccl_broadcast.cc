@@ -1,13 +1,14 @@
 #include "mpi_ops/nccl_broadcast.h"
 
 #include "mpi_ops/nccl_allreduce.h"
+#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
 
 namespace horde {
 namespace mpi {
 
 bool NcclBroadcast::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
-  return OnOneGpu(response, entries, false);
+  return NcclTakes(response, false);
 }
 
 Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response& response) {
@@ -16,6 +17,7 @@ Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response&
   ncclComm_t comm;
   const auto enqueueing = r_->comms.Enqueueing();
   HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
+  const auto launching = LockLaunchesOn(comm);
   Status enqueued = CheckNccl(ncclGroupStart(), "ncclGroupStart", what);
   for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) {
     TensorEntry& e = entries[i];

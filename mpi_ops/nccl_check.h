@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/operation_name.h"
 #include "core/status.h"
 
 namespace horde {
@@ -14,9 +15,6 @@ namespace mpi {
 // (op and tensor name) it served, with NCCL's own text, e.g.
 // "allreduce 'grad.fc1': ncclAllReduce failed: invalid argument".
 Status CheckNccl(ncclResult_t code, const char* call, const std::string& operation);
-
-// "allreduce 'name'" or "allreduce of 3 tensors ('a', ...)": how errors name a response.
-std::string OperationName(const char* op, const std::vector<std::string>& names);
 
 }  // namespace mpi
 }  // namespace horde

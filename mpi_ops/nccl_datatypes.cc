@@ -31,11 +31,10 @@ ncclRedOp_t NcclOp(ReduceOp op, DataType dtype) {
   return ncclSum;
 }
 
-double NcclPostscale(const Response& response, int size) {
-  if (response.reduce_op == ReduceOp::kAverage && !IsFloatingPoint(response.dtype)) {
-    return response.postscale / size;
-  }
-  return response.postscale;
+Postscale NcclPostscale(const Response& response, int size) {
+  // ncclAvg has divided floating types already.
+  if (IsFloatingPoint(response.dtype)) return Postscale{response.postscale, 1};
+  return PostscaleOf(response, size);
 }
 
 }  // namespace mpi

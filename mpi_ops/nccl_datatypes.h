@@ -4,6 +4,7 @@
 
 #include "core/data_type.h"
 #include "core/response.h"
+#include "mpi_ops/postscale.h"
 
 namespace horde {
 namespace mpi {
@@ -16,9 +17,9 @@ bool NcclType(DataType dtype, ncclDataType_t* type);
 // integers it is a sum, divided afterwards by a scale kernel (as the host path truncates).
 ncclRedOp_t NcclOp(ReduceOp op, DataType dtype);
 
-// The factor to apply after NcclOp's reduction over `size` ranks: the response's
-// postscale, divided by `size` where NcclOp summed an integer average.
-double NcclPostscale(const Response& response, int size);
+// What to apply after NcclOp's reduction over `size` ranks: the response's postscale,
+// after an exact division by `size` where NcclOp summed an integer average.
+Postscale NcclPostscale(const Response& response, int size);
 
 }  // namespace mpi
 }  // namespace horde

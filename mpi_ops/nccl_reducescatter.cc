@@ -6,6 +6,7 @@
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/cuda_kernels.h"
 #include "mpi_ops/nccl_allreduce.h"
+#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
 #include "mpi_ops/nccl_datatypes.h"
 
@@ -13,11 +14,12 @@ namespace horde {
 namespace mpi {
 
 bool NcclReducescatter::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
-  return OnOneGpu(response, entries, true);
+  return NcclTakes(response, true);
 }
 
 Status NcclReducescatter::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const std::string what = OperationName("reducescatter", response.names);
+  HORDE_RETURN_IF_ERROR(r_->AgreeOnOneGpu(entries, what));
   const int device = entries[0].input->device();
   cudaStream_t stream;
   ncclComm_t comm;
@@ -69,6 +71,7 @@ Status NcclReducescatter::Scatter(TensorEntry& entry, const Response& response, 
   NcclType(response.dtype, &type);
   const ncclRedOp_t op = NcclOp(response.reduce_op, response.dtype);
   void* out = entry.output->data();
+  const auto launching = LockLaunchesOn(comm);
   if (std::all_of(rows.begin(), rows.end(), [&](int64_t n) { return n == rows[0]; })) {
     HORDE_RETURN_IF_ERROR(CheckNccl(ncclReduceScatter(send, out, rows[0] * row_elements, type, op, comm, stream),
                                     "ncclReduceScatter", what));
@@ -85,8 +88,8 @@ Status NcclReducescatter::Scatter(TensorEntry& entry, const Response& response, 
     HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what));
     HORDE_RETURN_IF_ERROR(status);
   }
-  return CheckCuda(ScaleDeviceBuffer(out, rows[topology.rank] * row_elements, response.dtype,
-                                     NcclPostscale(response, topology.size), stream),
+  return CheckCuda(PostscaleDeviceBuffer(out, rows[topology.rank] * row_elements, response.dtype,
+                                         NcclPostscale(response, topology.size), stream),
                    "postscale kernel", what);
 }
 

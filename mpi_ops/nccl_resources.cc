@@ -3,7 +3,9 @@
 #include <chrono>
 #include <thread>
 
+#include "core/rank_agreement.h"
 #include "mpi_ops/cuda_check.h"
+#include "mpi_ops/mpi_transport.h"
 
 namespace horde {
 namespace mpi {
@@ -16,13 +18,24 @@ Status NcclResources::Begin(const std::vector<TensorEntry>& entries, const std::
   return WaitForInputs(entries, *stream, what);
 }
 
+Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries, const std::string& what) {
+  if (entries.size() < 2) return Status::Ok();
+  Status local;
+  const int32_t device = entries[0].input->device();
+  for (const auto& entry : entries) {
+    if (entry.input->device() == device) continue;
+    local = Status::InvalidArgument(what + ": this rank's tensors are on " + DeviceName(device) + " ('" +
+                                    entries[0].name + "') and " + DeviceName(entry.input->device()) + " ('" +
+                                    entry.name + "'); horde drives one GPU per rank, so put every tensor of "
+                                    "an operation (and of a fused or grouped set) on the same GPU");
+    break;
+  }
+  return AgreeToLaunch(local, what);
+}
+
 Status NcclResources::AgreeToLaunch(const Status& local, const std::string& what) {
-  int everyone_ok = local.ok() ? 1 : 0;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allreduce(MPI_IN_PLACE, &everyone_ok, 1, MPI_INT, MPI_MIN, mpi->world()),
-                                 "MPI_Allreduce (agreeing to launch a GPU collective)"));
-  HORDE_RETURN_IF_ERROR(local);
-  if (!everyone_ok) return Status::PreconditionError(what + ": another rank could not take part");
-  return Status::Ok();
+  MpiTransport transport(mpi);
+  return AgreeAllSucceeded(&transport, local, what, RankNames(mpi->topology().world_ranks));
 }
 
 Status NcclResources::AgreeAfterAllocating(const Status& allocated, cudaStream_t stream, const std::string& what) {

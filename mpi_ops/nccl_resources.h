@@ -26,6 +26,11 @@ struct NcclResources {
   // stream, made to wait until the entries' inputs are ready, and the device's communicator.
   Status Begin(const std::vector<TensorEntry>& entries, const std::string& what, cudaStream_t* stream,
                ncclComm_t* comm);
+  // For a fused response (several tensors; the same on every rank): whether every
+  // rank's tensors sit on one GPU, as one communicator and one stream per rank need.
+  // Agreed before any rank touches NCCL, so a rank whose tensors sit on two GPUs fails
+  // the op on every rank, naming them, instead of launching elsewhere than its peers.
+  Status AgreeOnOneGpu(const std::vector<TensorEntry>& entries, const std::string& what);
   // Whether every rank can launch the collective it has prepared (outputs and buffers
   // allocated): a rank that cannot would leave the others in NCCL forever, so all launch
   // or none does. One MPI allreduce; `local` if it failed, else an error if another's did.

@@ -115,6 +115,8 @@ PYBIND11_MODULE(_ops, m) {
   m.def("barrier_async", &torch_ops::BarrierAsync, py::arg("process_set") = 0);
   m.def("join_async", &torch_ops::JoinAsync, py::arg("last_joined_rank"), py::arg("device") = -1);
   m.def("poll", &torch_ops::Poll, py::arg("handle"));
+  m.def("release", &torch_ops::Release, py::arg("handle"));
+  m.def("handle_count", &torch_ops::HandleCount);
   m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),
         py::call_guard<py::gil_scoped_release>());
 }

@@ -39,7 +39,7 @@ Handle InPlace(const at::Tensor& tensor, const char* op, Submit submit) {
 
 Handle allreduce_async(const at::Tensor& tensor, const AllreduceOptions& options) {
   at::Tensor input = Input(tensor, "allreduce");
-  const int id = torch_ops::AllreduceAsync(input, NewOutput(input), options.name, options.op,
+  const int64_t id = torch_ops::AllreduceAsync(input, NewOutput(input), options.name, options.op,
                                            options.prescale_factor, options.postscale_factor,
                                            options.process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);
@@ -63,7 +63,7 @@ at::Tensor allreduce_(const at::Tensor& tensor, const AllreduceOptions& options)
 
 Handle allgather_async(const at::Tensor& tensor, const std::string& name,
                        const ProcessSet& process_set) {
-  const int id = torch_ops::AllgatherAsync(Input(tensor, "allgather"), name, process_set.id());
+  const int64_t id = torch_ops::AllgatherAsync(Input(tensor, "allgather"), name, process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);
 }
 
@@ -76,7 +76,7 @@ at::Tensor allgather(const at::Tensor& tensor, const std::string& name,
 Handle broadcast_async(const at::Tensor& tensor, int root_rank, const std::string& name,
                        const ProcessSet& process_set) {
   at::Tensor input = Input(tensor, "broadcast");
-  const int id = torch_ops::BroadcastAsync(input, NewOutput(input), root_rank, name, process_set.id());
+  const int64_t id = torch_ops::BroadcastAsync(input, NewOutput(input), root_rank, name, process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);
 }
 
@@ -103,7 +103,7 @@ AlltoallHandle alltoall_async(const at::Tensor& tensor, const std::vector<int64_
   // Sized for the set; a rank outside it gets torch_ops' error before the size matters.
   const int set_size = process_set.included() ? process_set.size() : 0;
   at::Tensor received_splits = at::empty({set_size}, at::kInt);
-  const int id = torch_ops::AlltoallAsync(input, splits, received_splits, name, process_set.id());
+  const int64_t id = torch_ops::AlltoallAsync(input, splits, received_splits, name, process_set.id());
   return AlltoallHandle(detail::MakeHandle(id, at::Tensor(), false), std::move(received_splits));
 }
 
@@ -113,7 +113,7 @@ AlltoallResult alltoall(const at::Tensor& tensor, const std::vector<int64_t>& sp
 }
 
 Handle reducescatter_async(const at::Tensor& tensor, const ReducescatterOptions& options) {
-  const int id = torch_ops::ReducescatterAsync(Input(tensor, "reducescatter"), options.name,
+  const int64_t id = torch_ops::ReducescatterAsync(Input(tensor, "reducescatter"), options.name,
                                                options.op, options.prescale_factor,
                                                options.postscale_factor, options.process_set.id());
   return detail::MakeHandle(id, at::Tensor(), false);

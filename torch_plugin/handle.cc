@@ -18,7 +18,7 @@ Error EmptyHandle() {
 
 namespace detail {
 
-Handle MakeHandle(int id, at::Tensor in_place_target, bool copy_back) {
+Handle MakeHandle(int64_t id, at::Tensor in_place_target, bool copy_back) {
   return Handle(id, std::move(in_place_target), copy_back);
 }
 
@@ -57,7 +57,7 @@ bool Handle::ready() const {
 
 at::Tensor Handle::wait() {
   if (!valid()) throw EmptyHandle();
-  const int id = std::exchange(id_, -1);
+  const int64_t id = std::exchange(id_, -1);
   at::Tensor target = std::move(in_place_target_);
   at::Tensor output = torch_ops::Synchronize(id);
   if (!target.defined()) return output;

@@ -93,7 +93,7 @@ struct Batch {
   std::string context;  // see Target
   std::vector<Request> requests;
   std::vector<TensorEntry> entries;
-  std::vector<int> handles;
+  std::vector<HandleId> handles;
 };
 
 // Checks one operation's tensors and adds it, with a new handle, to the batch.
@@ -107,7 +107,7 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
   std::shared_ptr<ReadyEvent> ready;
   ThrowIfError(RecordReadyEvent(input, &ready));
   HandleTable& handles = Handles();
-  const int handle = handles.Allocate();
+  const HandleId handle = handles.Allocate();
   auto input_tensor = std::make_shared<TorchTensor>(input);
   request.shape = input_tensor->shape();
   request.device = input_tensor->device();
@@ -137,7 +137,7 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
 // Drops the batch's handles and throws `status`.
 [[noreturn]] void Abandon(const Batch& batch, const Status& status) {
   const Status failure = InContext(status, batch.context);
-  for (int handle : batch.handles) {
+  for (HandleId handle : batch.handles) {
     std::shared_ptr<Tensor> unused;
     Handles().Complete(handle, failure);
     Handles().WaitAndRelease(handle, &unused);
@@ -146,13 +146,13 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
 }
 
 // Queues the batch, all or nothing, and returns its handles.
-std::vector<int> EnqueueBatch(Runtime& runtime, Batch batch) {
+std::vector<HandleId> EnqueueBatch(Runtime& runtime, Batch batch) {
   Status status = runtime.Enqueue(std::move(batch.requests), std::move(batch.entries));
   if (!status.ok()) Abandon(batch, status);
   return batch.handles;
 }
 
-int Submit(Request request, const at::Tensor& input, const at::Tensor& output, int32_t process_set) {
+HandleId Submit(Request request, const at::Tensor& input, const at::Tensor& output, int32_t process_set) {
   Target target = RequireSet(process_set);
   Batch batch{target.context};
   Prepare(std::move(request), input, output, &batch);
@@ -161,7 +161,7 @@ int Submit(Request request, const at::Tensor& input, const at::Tensor& output, i
 
 // Queues `prototype` on each input (into outputs[i] where given, else into an output the
 // operation allocates) as one group, all or nothing.
-std::vector<int> SubmitGroup(const Request& prototype, const std::vector<at::Tensor>& inputs,
+std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at::Tensor>& inputs,
                              const std::vector<at::Tensor>& outputs, const std::string& name,
                              int32_t process_set) {
   Target target = RequireSet(process_set);
@@ -245,7 +245,7 @@ bool MpiThreadsSupported() {
   return mpi::MpiThreadsSupported();
 }
 
-int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
+HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                    ReduceOp op, double prescale, double postscale, int32_t process_set) {
   Request request;
   request.op = OpType::kAllreduce;
@@ -256,14 +256,14 @@ int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std:
   return Submit(std::move(request), input, output, process_set);
 }
 
-int AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
+HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
   Request request;
   request.op = OpType::kAllgather;
   request.name = name;
   return Submit(std::move(request), input, at::Tensor(), process_set);
 }
 
-int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
+HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
                    const std::string& name, int32_t process_set) {
   Target target = RequireSet(process_set);
   Request request;
@@ -275,7 +275,7 @@ int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_r
   return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
-std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
+std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
                                        double postscale, int32_t process_set) {
@@ -292,14 +292,14 @@ std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
   return SubmitGroup(request, inputs, outputs, name, process_set);
 }
 
-std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
+std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
                                        const std::string& name, int32_t process_set) {
   Request request;
   request.op = OpType::kAllgather;
   return SubmitGroup(request, inputs, {}, name, process_set);
 }
 
-int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
+HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
                   const at::Tensor& received_splits, const std::string& name,
                   int32_t process_set) {
   Target target = RequireSet(process_set);
@@ -317,26 +317,26 @@ int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
   return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
-int ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
+HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
                        double prescale, double postscale, int32_t process_set) {
   return Submit(ReducescatterRequest(name, op, prescale, postscale), input, at::Tensor(), process_set);
 }
 
-std::vector<int> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
+std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
                                            const std::string& name, ReduceOp op,
                                            double prescale, double postscale,
                                            int32_t process_set) {
   return SubmitGroup(ReducescatterRequest("", op, prescale, postscale), inputs, {}, name, process_set);
 }
 
-int BarrierAsync(int32_t process_set) {
+HandleId BarrierAsync(int32_t process_set) {
   Request request;
   request.op = OpType::kBarrier;
   const at::Tensor nothing = at::empty({0}, at::kByte);
   return Submit(std::move(request), nothing, nothing, process_set);
 }
 
-int JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
+HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
   if (device < kCpuDevice) {
     throw Error(Status::InvalidArgument("join: device " + std::to_string(device) +
                                         " is not a device index; expected -1 or a CUDA device index >= 0"));
@@ -351,17 +351,21 @@ int JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
   return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
-bool Poll(int handle) {
+bool Poll(HandleId handle) {
   bool done = false;
   ThrowIfError(Handles().Poll(handle, &done));
   return done;
 }
 
-at::Tensor Synchronize(int handle) {
+at::Tensor Synchronize(HandleId handle) {
   std::shared_ptr<Tensor> output;
   ThrowIfError(Handles().WaitAndRelease(handle, &output));
   return static_cast<TorchTensor*>(output.get())->tensor();
 }
+
+void Release(HandleId handle) { Handles().Release(handle); }
+
+size_t HandleCount() { return Handles().size(); }
 
 }  // namespace torch_ops
 }  // namespace horde

@@ -9,6 +9,7 @@
 #include "core/runtime_stats.h"
 #include "core/topology.h"
 #include "horde/error.h"
+#include "torch_plugin/handle_table.h"
 
 namespace horde {
 namespace torch_ops {
@@ -42,23 +43,23 @@ void StopTimeline();
 // rank outside the set gets kInvalidArgument. An empty name lets the runtime number the
 // operation (see Runtime::Enqueue). `output` must be contiguous, with the input's dtype
 // and shape.
-int AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
+HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                    ReduceOp op, double prescale, double postscale, int32_t process_set = 0);
-int AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set = 0);
+HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set = 0);
 // `root_rank` is a world rank, a member of the set.
-int BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
+HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
                    const std::string& name, int32_t process_set = 0);
 
 // Reduces the tensors as one unit: they are negotiated together and released only
 // when every one is ready on every rank. Member i is named "<name>.<i>" (see
 // Runtime::EnqueueGroup for unnamed groups).
-std::vector<int> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
+std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
                                        double postscale, int32_t process_set = 0);
 // Every rank's input concatenated along the first dimension, the inputs gathered as one
 // group (see GroupedAllreduceAsync).
-std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
+std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
                                        const std::string& name, int32_t process_set = 0);
 
 // Sends splits[j] rows of `input` (in order along the first dimension) to rank j, and
@@ -66,32 +67,37 @@ std::vector<int> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
 // in order). Empty splits split the first dimension evenly. `received_splits` (int32,
 // contiguous, one element per rank of the set) receives how many rows came from each
 // rank. Bad splits throw kInvalidArgument here.
-int AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
+HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
                   const at::Tensor& received_splits, const std::string& name,
                   int32_t process_set = 0);
 
 // Reduces every rank's input (all of one shape; op Sum or Average) and outputs this
 // rank's share of the first dimension (see core/row_split.h).
-int ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
+HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
                        double prescale, double postscale, int32_t process_set = 0);
-std::vector<int> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
+std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
                                            const std::string& name, ReduceOp op,
                                            double prescale, double postscale,
                                            int32_t process_set = 0);
 
 // Completes once every rank of the set has submitted its barrier.
-int BarrierAsync(int32_t process_set = 0);
+HandleId BarrierAsync(int32_t process_set = 0);
 
 // Marks this rank as out of data: until every rank has joined, other ranks' allreduces
-// proceed with zeros from this one. Completes when all have joined, writing the last
-// rank to join into `last_joined_rank` (an int32 tensor of one element). Global set only,
-// as in Horovod. `device`: the GPU on which this rank's zeros for GPU allreduces live
-// (-1: the GPU this rank last submitted a tensor from).
-int JoinAsync(const at::Tensor& last_joined_rank, int32_t device = kCpuDevice);
+// proceed with the identity of their reduce op from this one. Completes when all have
+// joined, writing the last rank to join into `last_joined_rank` (an int32 tensor of one
+// element). Global set only, as in Horovod. `device`: the GPU on which this rank's
+// tensors for GPU allreduces live (-1: the GPU this rank last submitted a tensor from).
+HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device = kCpuDevice);
 
-bool Poll(int handle);
+bool Poll(HandleId handle);
 // Waits for the operation and returns its output tensor.
-at::Tensor Synchronize(int handle);
+at::Tensor Synchronize(HandleId handle);
+// Forgets a handle that will never be waited on (its owner was dropped), at once or
+// when its operation completes.
+void Release(HandleId handle);
+// Handles issued and not yet synchronized or released (for leak checks).
+size_t HandleCount();
 
 }  // namespace torch_ops
 }  // namespace horde

@@ -1,5 +1,5 @@
-// Where a joined rank's zeros live: in the memory the other ranks' tensors are in, so
-// that every rank runs the same implementation (a joined rank that offered host zeros to
+// Where a joined rank's identity tensors (zeros for these sums) live: in the memory the
+// other ranks' tensors are in, so that every rank runs the same implementation (a joined rank that offered host zeros to
 // a GPU allreduce would run MPI while the others wait in NCCL).
 
 #include <gtest/gtest.h>
@@ -60,8 +60,8 @@ class JoinRanks {
       : ranks_([this](int rank) {
           auto ops = std::make_unique<OpRegistry>();
           ops->Register(OpType::kAllreduce, std::make_unique<DeviceRecordingOp>(&seen_, rank));
-          ops->SetDeviceZeros([this, rank](DataType, const TensorShape& shape, int32_t device,
-                                           std::shared_ptr<Tensor>* out) {
+          ops->SetDeviceIdentity([this, rank](DataType, ReduceOp, const TensorShape& shape, int32_t device,
+                                              std::shared_ptr<Tensor>* out) {
             std::lock_guard<std::mutex> lock(seen_.mu);
             seen_.zeros_made_on[rank].push_back(device);
             *out = std::make_shared<GpuLikeTensor>(static_cast<size_t>(shape[0]), device);
@@ -138,15 +138,15 @@ TEST(RuntimeJoin, ZerosForAHostAllreduceStayOnTheHost) {
   EXPECT_TRUE(ranks.seen().zeros_made_on[1].empty());
 }
 
-TEST(RuntimeJoin, ABuildWithoutAGpuPathSaysSoForDeviceZeros) {
+TEST(RuntimeJoin, ABuildWithoutAGpuPathSaysSoForDeviceIdentities) {
   OpRegistry registry;
-  std::shared_ptr<Tensor> zeros;
-  ASSERT_TRUE(registry.Zeros(DataType::kFloat64, {3}, kCpuDevice, &zeros).ok());
-  EXPECT_EQ(zeros->device(), kCpuDevice);
-  EXPECT_EQ(static_cast<double*>(zeros->data())[2], 0.0);
-  const Status s = registry.Zeros(DataType::kFloat32, {3}, 1, &zeros);
+  std::shared_ptr<Tensor> identity;
+  ASSERT_TRUE(registry.Identity(DataType::kFloat64, ReduceOp::kSum, {3}, kCpuDevice, &identity).ok());
+  EXPECT_EQ(identity->device(), kCpuDevice);
+  EXPECT_EQ(static_cast<double*>(identity->data())[2], 0.0);
+  const Status s = registry.Identity(DataType::kFloat32, ReduceOp::kSum, {3}, 1, &identity);
   EXPECT_EQ(s.code(), StatusCode::kPreconditionError);
-  EXPECT_EQ(s.message(), "this build has no GPU path for zeros on cuda:1");
+  EXPECT_EQ(s.message(), "this build has no GPU path for tensors on cuda:1");
 }
 
 }  // namespace

@@ -124,18 +124,64 @@ TEST(StallInspector, RepeatsAtMostOncePerCheckTime) {
   EXPECT_EQ(reported_at, (std::vector<int>{10, 20, 30}));
 }
 
-TEST(StallInspector, LooksAtTheTableAtMostOncePerCheckInterval) {
+TEST(StallInspector, LooksAgainExactlyWhenANameReachesALimit) {
   MessageTable table(2);
   StallInspector inspector(Settings(1, 2));
   Submit(&table, "x", {0}, 0);
   EXPECT_EQ(inspector.Inspect(At(0), &table).report, "");
-  EXPECT_TRUE(Contains(inspector.Inspect(At(1.9), &table).report, "have waited 1 s or more"));
-  // Past the shutdown time, but only 0.6 s after the last look: nothing yet.
-  StallInspector::Findings early = inspector.Inspect(At(2.5), &table);
+  EXPECT_EQ(inspector.next_due(), At(1));
+  EXPECT_EQ(inspector.Inspect(At(0.999), &table).report, "");
+  EXPECT_TRUE(Contains(inspector.Inspect(At(1), &table).report, "have waited 1 s or more"));
+  EXPECT_EQ(inspector.next_due(), At(2)) << "the failure, before a repeated report";
+  StallInspector::Findings early = inspector.Inspect(At(1.999), &table);
   EXPECT_EQ(early.report, "");
   EXPECT_TRUE(early.failed.empty());
-  StallInspector::Findings due = inspector.Inspect(At(2.9), &table);
+  StallInspector::Findings due = inspector.Inspect(At(2), &table);
   EXPECT_EQ(Names(due.failed), std::vector<std::string>{"x"});
+  EXPECT_EQ(inspector.Inspect(At(3), &table).report, "");
+  EXPECT_EQ(inspector.next_due(), SteadyTime::max()) << "nothing left to watch";
+}
+
+TEST(StallInspector, ANewNameBringsTheNextLookForward) {
+  MessageTable table(2);
+  StallInspector inspector(Settings(10, 20));
+  EXPECT_EQ(inspector.Inspect(At(0), &table).report, "");
+  Submit(&table, "x", {0}, 5);
+  inspector.Noted(At(5));
+  EXPECT_EQ(inspector.next_due(), At(15));
+  Submit(&table, "y", {0}, 6);
+  inspector.Noted(At(6));
+  EXPECT_EQ(inspector.next_due(), At(15)) << "the earlier name's limit comes first";
+}
+
+TEST(StallInspector, AgeCountsFromTheEarliestSubmissionTheRequestsCarry) {
+  MessageTable table(3);
+  Request r;
+  r.name = "cached";
+  r.shape = {4};
+  r.rank = 1;
+  r.waited_microseconds = 2000000;  // rank 1 submitted it 2 s before it reached the table
+  table.Add(r, At(10));
+  r.rank = 0;
+  r.waited_microseconds = 7500000;  // rank 0 submitted it 7.5 s before
+  table.Add(r, At(10.5));
+  ASSERT_EQ(table.Waiting().size(), 1u);
+  EXPECT_EQ(table.Waiting()[0].first_requested, At(3));
+  StallInspector inspector(Settings(5, 0));
+  inspector.Noted(SubmittedAt(r, At(10.5)));
+  EXPECT_TRUE(Contains(inspector.Inspect(At(10.5), &table).report,
+                       "rank 2 has not submitted allreduce 'cached' (waiting 7.5 s)"));
+}
+
+TEST(StallInspector, AShutdownTimeBelowTheCheckTimeFailsWithoutAWarningFirst) {
+  MessageTable table(2);
+  StallInspector inspector(Settings(20, 3));
+  Submit(&table, "x", {0}, 0);
+  EXPECT_EQ(inspector.Inspect(At(0), &table).report, "");
+  EXPECT_EQ(inspector.next_due(), At(3));
+  StallInspector::Findings findings = inspector.Inspect(At(3), &table);
+  EXPECT_TRUE(Contains(findings.report, "waited 3 s or more")) << findings.report;
+  EXPECT_EQ(Names(findings.failed), std::vector<std::string>{"x"});
 }
 
 TEST(StallInspector, DisabledReportsAndFailsNothing) {

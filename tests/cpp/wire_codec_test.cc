@@ -13,12 +13,12 @@ namespace {
 
 auto Fields(const Request& r) {
   return std::tie(r.rank, r.name, r.op, r.dtype, r.shape, r.reduce_op, r.prescale, r.postscale,
-                  r.root, r.device, r.group, r.group_size, r.numbering_epoch);
+                  r.root, r.device, r.group, r.group_size, r.numbering_epoch, r.waited_microseconds);
 }
 
 auto Fields(const Response& r) {
   return std::tie(r.kind, r.op, r.names, r.error_message, r.dtype, r.reduce_op, r.prescale,
-                  r.postscale, r.root, r.device, r.first_dims);
+                  r.postscale, r.root, r.device, r.first_dims, r.tensor_sizes, r.with_joined);
 }
 
 // One request per (op, dtype, reduce op) combination, every other field varied too.
@@ -48,6 +48,7 @@ RequestList EveryKindOfRequest() {
         if (i % 5 == 0) r.group = "g" + std::to_string(i);
         r.group_size = i % 5 == 0 ? 3 : 0;
         r.numbering_epoch = i % 4 - 1;  // named (-1) and numbered in epochs 0-2
+        r.waited_microseconds = i % 2 == 0 ? 0 : (int64_t{1} << 40) + i;
         list.requests.push_back(r);
       }
     }
@@ -79,6 +80,8 @@ ResponseList EveryKindOfResponse() {
         r.root = i % 5;
         r.device = i % 2 == 0 ? kCpuDevice : 3;
         if (r.op == OpType::kAllgather) r.first_dims = {0, 1, i, 1LL << 33};
+        if (r.op == OpType::kAllreduce) r.tensor_sizes = {i, 4};
+        r.with_joined = i % 3 == 0;
         list.responses.push_back(r);
       }
     }
@@ -226,6 +229,14 @@ TEST(WireCodec, NegativeDimensionIsRejected) {
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_NE(s.message().find("negative dimension in shape of 'neg'"), std::string::npos)
       << s.message();
+}
+
+TEST(WireCodec, NegativeWaitingTimeIsRejected) {
+  RequestList list = OneRequest("late");
+  list.requests[0].waited_microseconds = -1;
+  RequestList out;
+  Status s = DecodeRequestList(EncodeRequestList(list), &out);
+  EXPECT_NE(s.message().find("negative waiting time of 'late'"), std::string::npos) << s.message();
 }
 
 TEST(WireCodec, HugeLengthPrefixesAreRejectedWithoutAllocating) {

@@ -40,16 +40,18 @@ TEST(NcclDatatypes, TypesNcclLacksGoThroughHostStaging) {
   EXPECT_FALSE(NcclType(DataType::kBool, &type));
 }
 
-TEST(NcclDatatypes, AverageIsNcclAvgForFloatsAndAScaledSumForIntegers) {
+TEST(NcclDatatypes, AverageIsNcclAvgForFloatsAndAnExactlyDividedSumForIntegers) {
   EXPECT_EQ(NcclOp(ReduceOp::kAverage, DataType::kFloat16), ncclAvg);
   EXPECT_EQ(NcclOp(ReduceOp::kAverage, DataType::kInt32), ncclSum);
   Response response;
   response.reduce_op = ReduceOp::kAverage;
   response.postscale = 2.0;
   response.dtype = DataType::kFloat32;
-  EXPECT_EQ(NcclPostscale(response, 4), 2.0);
+  EXPECT_EQ(NcclPostscale(response, 4).factor, 2.0);
+  EXPECT_EQ(NcclPostscale(response, 4).divisor, 1) << "ncclAvg has divided";
   response.dtype = DataType::kInt64;
-  EXPECT_EQ(NcclPostscale(response, 4), 0.5);
+  EXPECT_EQ(NcclPostscale(response, 49).factor, 2.0);
+  EXPECT_EQ(NcclPostscale(response, 49).divisor, 49) << "an exact division, not a factor of 1/49";
 }
 
 TEST(GpuOps, ThisBuildHasTheGpuPath) { EXPECT_TRUE(GpuOpsBuilt()); }

@@ -6,15 +6,15 @@ import torch
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.allreduce_ops import grouped_allreduce
-from horde.torch.handles import group_handle, op_name, synchronize
+from horde.torch.handles import group_handle, issued, op_name, synchronize
 from horde.torch.reduce_op import Average
 
 
 def allgather_async(tensor, name=None, process_set=global_process_set):
     """Starts concatenating every rank's ``tensor`` (of the ranks of ``process_set``) along
     the first dimension (which may differ per rank); returns a handle."""
-    return _ops.allgather_async(tensor.detach().contiguous(), op_name(name),
-                                process_set_id_of(process_set))
+    return issued(_ops.allgather_async(tensor.detach().contiguous(), op_name(name),
+                                       process_set_id_of(process_set)))
 
 
 def _allgather_gradients(grad_outputs, shapes, process_set):

@@ -6,7 +6,8 @@ import torch
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.compression import Compression
-from horde.torch.handles import group_handle, in_place, op_name, synchronize, track_in_place
+from horde.torch.handles import (group_handle, in_place, issued, op_name, synchronize,
+                                 track_in_place)
 from horde.torch.reduce_op import resolve_op
 
 
@@ -24,7 +25,8 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
     op = resolve_op(op, average)
     tensor = tensor.detach().contiguous()
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set)
+    return issued(_allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor,
+                                   process_set))
 
 
 class HordeAllreduce(torch.autograd.Function):

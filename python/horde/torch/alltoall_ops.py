@@ -7,7 +7,7 @@ import torch
 
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
-from horde.torch.handles import op_name, synchronize, track_received_splits
+from horde.torch.handles import issued, op_name, synchronize, track_received_splits
 
 
 def _splits_list(splits):
@@ -37,7 +37,7 @@ def alltoall_async(tensor, splits=None, name=None, process_set=global_process_se
     handle = _ops.alltoall_async(tensor.detach().contiguous(), _splits_list(splits),
                                  received_splits, op_name(name), process_set_id)
     track_received_splits(handle, received_splits)
-    return handle
+    return issued(handle)
 
 
 class HordeAlltoall(torch.autograd.Function):

@@ -6,7 +6,7 @@ from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.allreduce_ops import allreduce
 from horde.torch.basics import rank
-from horde.torch.handles import in_place, op_name, synchronize
+from horde.torch.handles import in_place, issued, op_name, synchronize
 from horde.torch.reduce_op import Average
 
 
@@ -15,8 +15,8 @@ def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set
     ``process_set``; returns a handle. ``root_rank`` is a rank of the job, in the set."""
     tensor = tensor.detach().contiguous()
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return _ops.broadcast_async(tensor, output, int(root_rank), op_name(name),
-                                process_set_id_of(process_set))
+    return issued(_ops.broadcast_async(tensor, output, int(root_rank), op_name(name),
+                                       process_set_id_of(process_set)))
 
 
 class HordeBroadcast(torch.autograd.Function):

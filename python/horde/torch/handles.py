@@ -2,8 +2,9 @@
 Python layer keeps per handle until it is waited on (in-place targets, the members of a
 grouped operation, alltoall's received splits), with the helpers that fill them.
 
-A handle is an int issued by the extension; a grouped operation's handle is its first
-member's.
+A handle is a ``Handle``: an int, as Horovod's handles are, that also frees what horde
+holds for its operation when it is collected without having been synchronized. A grouped
+operation's handle is its first member's.
 """
 
 import torch
@@ -21,9 +22,38 @@ _group_members = {}
 _alltoall_received_splits = {}
 
 
+class Handle(int):
+    """The handle of an asynchronous operation: an int (hashable, comparable, usable as a
+    dict key, accepted by ``poll`` and ``synchronize``) whose collection, if it was never
+    synchronized, releases the operation's entries here and in the extension (at once, or
+    when the operation completes), so a long job that drops handles keeps nothing for them.
+    The tables are keyed by plain ints: they never keep a handle alive themselves. An
+    ``int(handle)`` copy does not keep the operation's result either."""
+
+    __slots__ = ()
+
+    def __del__(self):
+        try:
+            _release(int(self))
+        except Exception:  # noqa: BLE001 - at interpreter exit the module may be half gone
+            pass
+
+
+def _release(handle):
+    for member in _group_members.pop(handle, [handle]):
+        _in_place_targets.pop(member, None)
+        _alltoall_received_splits.pop(member, None)
+        _ops.release(member)
+
+
+def issued(handle):
+    """The ``Handle`` for a new operation's id from the extension."""
+    return Handle(handle)
+
+
 def poll(handle):
     """True if the asynchronous operation behind ``handle`` has completed."""
-    return all(_ops.poll(h) for h in _group_members.get(handle, [handle]))
+    return all(_ops.poll(h) for h in _group_members.get(int(handle), [handle]))
 
 
 def synchronize(handle):
@@ -32,7 +62,9 @@ def synchronize(handle):
 
     Raises HordeInternalError if the operation failed on the ranks.
     """
-    members = _group_members.pop(handle, None)
+    # `handle` stays referenced until this returns: a Handle collected while its wait is
+    # under way would release the entry being waited on.
+    members = _group_members.pop(int(handle), None)
     if members is None:
         return _synchronize_one(handle)
     outputs, error = [], None
@@ -48,9 +80,10 @@ def synchronize(handle):
 
 
 def _synchronize_one(handle):
-    target, copy_back = _in_place_targets.pop(handle, (None, False))
-    received_splits = _alltoall_received_splits.pop(handle, None)
-    output = _ops.synchronize(handle)
+    key = int(handle)
+    target, copy_back = _in_place_targets.pop(key, (None, False))
+    received_splits = _alltoall_received_splits.pop(key, None)
+    output = _ops.synchronize(key)
     if received_splits is not None:
         return output, received_splits
     if target is None:
@@ -69,33 +102,36 @@ def op_name(name):
 def track_in_place(handle, tensor, copy_back):
     """Makes synchronize(handle) return ``tensor``, after copying the op's output into it
     if ``copy_back`` (the op ran on a contiguous copy of it)."""
-    _in_place_targets[handle] = (tensor, copy_back)
+    _in_place_targets[int(handle)] = (tensor, copy_back)
 
 
 def in_place(tensor, submit):
     """Runs ``submit(work)`` on the tensor itself, or on a contiguous copy that is copied
     back at synchronize() when the tensor is not contiguous; synchronize() returns the
-    caller's tensor either way, as torch's in-place ops do."""
+    caller's tensor either way, as torch's in-place ops do. Returns the ``Handle``."""
     contiguous = tensor.is_contiguous()
     handle = submit(tensor if contiguous else tensor.contiguous())
     track_in_place(handle, tensor, not contiguous)
-    return handle
+    return issued(handle)
 
 
 def group_handle(handles):
-    """One handle for the members of a grouped operation: synchronize() on it waits for
-    all of them and returns their outputs as a list."""
-    _group_members[handles[0]] = list(handles)
-    return handles[0]
+    """One ``Handle`` for the members of a grouped operation: synchronize() on it waits
+    for all of them and returns their outputs as a list."""
+    members = [int(h) for h in handles]
+    _group_members[members[0]] = members
+    return issued(members[0])
 
 
 def track_received_splits(handle, received_splits):
     """Makes synchronize(handle) of an alltoall return ``(output, received_splits)``."""
-    _alltoall_received_splits[handle] = received_splits
+    _alltoall_received_splits[int(handle)] = received_splits
 
 
 def _handle_table_sizes():
-    """The number of entries in each per-handle table (all 0 once every handle has been
-    waited on), by table name; for leak checks."""
+    """The number of entries in each per-handle table, and in the extension's handle
+    table (all 0 once every handle has been waited on or collected and its operation has
+    completed), by table name; for leak checks."""
     return {"in_place_targets": len(_in_place_targets), "group_members": len(_group_members),
-            "alltoall_received_splits": len(_alltoall_received_splits)}
+            "alltoall_received_splits": len(_alltoall_received_splits),
+            "extension": _ops.handle_count()}

@@ -37,14 +37,15 @@ def _join_device_index(device):
 
 def join(device=-1):
     """Declares that this rank has run out of data. Until every rank has joined, the
-    other ranks' allreduces proceed with zeros from this one. Returns the rank that
-    joined last.
+    other ranks' allreduces proceed with the identity of their reduce op from this one
+    (zeros for Sum and Average, so Average still divides by size(); the largest value for
+    Min, the lowest for Max, one for Product). Returns the rank that joined last.
 
-    ``device`` is where this rank's zero tensors for GPU allreduces live, as in Horovod:
+    ``device`` is where this rank's tensors for GPU allreduces live, as in Horovod:
     a CUDA device index or a ``torch.device`` of type cuda (``torch.device("cuda")``
     means the current device). -1 (the default) or a cpu device names none, and horde
     puts them on the GPU this rank last submitted a tensor from. Allreduces of CPU
-    tensors get zeros in host memory either way."""
+    tensors get them in host memory either way."""
     device_index = _join_device_index(device)
     last_joined_rank = torch.zeros(1, dtype=torch.int32)
     return int(synchronize(_ops.join_async(last_joined_rank, device_index)).item())

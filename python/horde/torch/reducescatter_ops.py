@@ -7,7 +7,7 @@ from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.allgather_ops import allgather, grouped_allgather
 from horde.torch.compression import Compression
-from horde.torch.handles import group_handle, op_name, synchronize
+from horde.torch.handles import group_handle, issued, op_name, synchronize
 from horde.torch.reduce_op import Average
 
 
@@ -22,9 +22,9 @@ def _reducescatter_gradient_scale(op, prescale_factor, postscale_factor, process
 def reducescatter_async(tensor, name=None, op=Average, prescale_factor=1.0, postscale_factor=1.0,
                         process_set=global_process_set):
     """Starts a reducescatter (see ``reducescatter``); returns a handle."""
-    return _ops.reducescatter_async(tensor.detach().contiguous(), op_name(name), op,
-                                    float(prescale_factor), float(postscale_factor),
-                                    process_set_id_of(process_set))
+    return issued(_ops.reducescatter_async(tensor.detach().contiguous(), op_name(name), op,
+                                           float(prescale_factor), float(postscale_factor),
+                                           process_set_id_of(process_set)))
 
 
 class HordeReducescatter(torch.autograd.Function):

@@ -106,11 +106,13 @@ Handle reducescatter_async(const at::Tensor& tensor, const ReducescatterOptions&
 void barrier(const ProcessSet& process_set = ProcessSet());
 
 // Declares that this rank has run out of data: until every rank has joined, the other
-// ranks' allreduces complete with zeros from this one (Average still divides by
-// size()). Returns the rank (of the job) that joined last, on every rank. While a rank
-// has joined, only allreduce can run. Global set only. `device`: the CUDA device on
-// which this rank's zeros for GPU allreduces live (-1: the GPU this rank last submitted
-// a tensor from); allreduces of CPU tensors get zeros in host memory either way.
+// ranks' allreduces complete with the identity of their reduce op from this one (zeros
+// for Sum and Average, so Average still divides by size(); the largest value for Min,
+// the lowest for Max, one for Product). Returns the rank (of the job) that joined last,
+// on every rank. While a rank has joined, only allreduce can run. Global set only.
+// `device`: the CUDA device on which this rank's tensors for GPU allreduces live (-1:
+// the GPU this rank last submitted a tensor from); allreduces of CPU tensors get them
+// in host memory either way.
 int join(int device = -1);
 
 }  // namespace torch

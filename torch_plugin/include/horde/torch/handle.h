@@ -2,6 +2,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <utility>
 
 namespace horde {
@@ -10,7 +11,7 @@ namespace torch {
 class Handle;
 namespace detail {
 // How horde's collectives make handles; not for users.
-Handle MakeHandle(int id, at::Tensor in_place_target, bool copy_back);
+Handle MakeHandle(int64_t id, at::Tensor in_place_target, bool copy_back);
 }  // namespace detail
 
 // An asynchronous collective in flight. Move-only; wait() may be called once.
@@ -35,12 +36,12 @@ class Handle {
   bool valid() const { return id_ >= 0; }
 
  private:
-  friend Handle detail::MakeHandle(int id, at::Tensor in_place_target, bool copy_back);
-  Handle(int id, at::Tensor in_place_target, bool copy_back)
+  friend Handle detail::MakeHandle(int64_t id, at::Tensor in_place_target, bool copy_back);
+  Handle(int64_t id, at::Tensor in_place_target, bool copy_back)
       : id_(id), in_place_target_(std::move(in_place_target)), copy_back_(copy_back) {}
   void Release() noexcept;
 
-  int id_ = -1;
+  int64_t id_ = -1;  // 64-bit and never reused, so a job never runs out of them
   // In-place operations return the caller's tensor; when it was not contiguous the
   // operation ran on a contiguous copy that wait() copies back into it.
   at::Tensor in_place_target_;

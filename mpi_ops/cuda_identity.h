@@ -10,17 +10,18 @@
 namespace horde {
 namespace mpi {
 
-// A zero-filled tensor in device memory that horde owns: what a joined rank contributes
-// to a GPU allreduce, so that it runs the same NCCL collective as the other ranks.
-// Allocated, zeroed and freed in the order of `stream` (the runtime's stream of the
+// A tensor in device memory that horde owns, filled with the identity of a reduce op
+// (core/reduce_identity.h): what a joined rank contributes to a GPU allreduce, so that
+// it runs the same NCCL collective as the other ranks without changing their result.
+// Allocated, filled and freed in the order of `stream` (the runtime's stream of the
 // device), so neither end synchronizes the device.
-class CudaZeros : public Tensor {
+class CudaIdentity : public Tensor {
  public:
-  static Status Create(DataType dtype, const TensorShape& shape, int32_t device, cudaStream_t stream,
+  static Status Create(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device, cudaStream_t stream,
                        std::shared_ptr<Tensor>* out);
-  ~CudaZeros() override;
-  CudaZeros(const CudaZeros&) = delete;
-  CudaZeros& operator=(const CudaZeros&) = delete;
+  ~CudaIdentity() override;
+  CudaIdentity(const CudaIdentity&) = delete;
+  CudaIdentity& operator=(const CudaIdentity&) = delete;
 
   DataType dtype() const override { return dtype_; }
   TensorShape shape() const override { return shape_; }
@@ -28,7 +29,7 @@ class CudaZeros : public Tensor {
   void* data() override { return data_; }
 
  private:
-  CudaZeros(DataType dtype, TensorShape shape, int32_t device, cudaStream_t stream)
+  CudaIdentity(DataType dtype, TensorShape shape, int32_t device, cudaStream_t stream)
       : dtype_(dtype), shape_(std::move(shape)), device_(device), stream_(stream) {}
 
   DataType dtype_;
