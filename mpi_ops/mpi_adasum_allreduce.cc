@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/operation_name.h"
+#include "core/rank_agreement.h"
 #include "mpi_ops/host_scale.h"
+#include "mpi_ops/mpi_transport.h"
 
 namespace horde {
 namespace mpi {
@@ -54,10 +57,12 @@ Status MpiAdasumAllreduce::Execute(std::vector<TensorEntry>& entries, const Resp
   // One tensor is reduced in its output; several are packed back to back (no alignment
   // padding, so every buffer element belongs to a tensor).
   const bool fused = entries.size() > 1;
+  const int64_t half_bytes = (layout.total() + 1) / 2 * element_size;
+  HORDE_RETURN_IF_ERROR(ReserveBuffers(fused ? total_bytes : 0, half_bytes, response));
   char* data;
   if (fused) {
     timeline_->ActivityStart(response.names, "MEMCPY_IN_FUSION_BUFFER");
-    data = fusion_buffer_.Reserve(total_bytes);
+    data = fusion_data_;
     int64_t at = 0;
     for (const auto& e : entries) {
       const int64_t bytes = e.input->size_bytes();
@@ -84,6 +89,21 @@ Status MpiAdasumAllreduce::Execute(std::vector<TensorEntry>& entries, const Resp
       at += bytes;
     }
   }
+  return Status::Ok();
+}
+
+Status MpiAdasumAllreduce::ReserveBuffers(int64_t fused_bytes, int64_t half_bytes,
+                                          const Response& response) {
+  Status reserved = Status::Ok();
+  if (fused_bytes > 0) reserved = fusion_buffer_.Reserve(fused_bytes, &fusion_data_);
+  if (reserved.ok()) reserved = received_.Reserve(std::max<int64_t>(half_bytes, 1), &received_data_);
+  // Every rank executes the same responses, so all make this decision alike.
+  if (fused_bytes <= agreed_fused_bytes_ && half_bytes <= agreed_half_bytes_) return reserved;
+  MpiTransport transport(context_);
+  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, reserved, OperationName("allreduce", response.names),
+                                          RankNames(context_->topology().world_ranks)));
+  agreed_fused_bytes_ = std::max(agreed_fused_bytes_, fused_bytes);
+  agreed_half_bytes_ = std::max(agreed_half_bytes_, half_bytes);
   return Status::Ok();
 }
 
@@ -118,7 +138,7 @@ Status MpiAdasumAllreduce::ReduceLevel(char* data, const adasum::TensorLayout& l
   const bool upper = (topology.rank & distance) != 0;
   const adasum::Window keep = adasum::KeptHalf(*window, upper);
   const adasum::Window give = adasum::GivenHalf(*window, upper);
-  char* theirs = received_.Reserve(std::max<int64_t>(keep.count() * element_size, 1));
+  char* theirs = received_data_;  // holds the largest half (ReserveBuffers)
   char* mine = data + keep.begin * element_size;
   HORDE_RETURN_IF_ERROR(Exchange(context_->world(), topology.rank ^ distance, data + give.begin * element_size,
                                  give.count() * element_size, theirs, keep.count() * element_size));

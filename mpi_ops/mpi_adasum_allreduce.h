@@ -39,6 +39,11 @@ class MpiAdasumAllreduce : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  private:
+  // Grows the fusion buffer (for `fused_bytes`, 0: not fused) and the receive buffer
+  // (for `half_bytes`, the largest half this rank receives); all ranks agree first when
+  // either grows past what every rank has held, so one that cannot allocate fails the
+  // operation on every rank instead of leaving them inside MPI.
+  Status ReserveBuffers(int64_t fused_bytes, int64_t half_bytes, const Response& response);
   // Reduces the tensors of `layout`, back to back in `data`, across the ranks.
   Status Reduce(char* data, const adasum::TensorLayout& layout, DataType dtype);
   // One halving level: leaves this rank's combined piece in *window.
@@ -51,6 +56,10 @@ class MpiAdasumAllreduce : public CollectiveOp {
   std::shared_ptr<Timeline> timeline_;
   HostBuffer fusion_buffer_;
   HostBuffer received_;
+  char* fusion_data_ = nullptr;
+  char* received_data_ = nullptr;
+  int64_t agreed_fused_bytes_ = 0;  // what every rank's buffers have held
+  int64_t agreed_half_bytes_ = 0;
   std::vector<adasum::Dots> dots_;
   std::vector<adasum::Dots> partner_dots_;
 };
