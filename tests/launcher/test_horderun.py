@@ -108,13 +108,48 @@ def test_tuning_flags_and_forwarded_variables_reach_every_rank():
             assert f"env rank={rank} {expected}" in run.stdout
 
 
+def installed_mpi():
+    """The MPI line of `horderun --check-build`: 'Open MPI 4.1.4 (/usr/bin/mpirun)',
+    'Open MPI 5.0.7 (PRRTE) (...)', 'MPICH 4.0.2 (Hydra) (...)'."""
+    report = horderun("--check-build").stdout
+    return re.search(r"^MPI: +(.*)$", report, re.M).group(1)
+
+
+def rank_output_file(logs, rank):
+    """Where --output-filename puts a rank's output, per MPI: Open MPI 4's
+    DIR/1/rank.N/stdout, Open MPI 5's DIR/<job name>/rank.N/stdout (stderr merged in),
+    Hydra's DIR/rank.N.stdout."""
+    if "Hydra" in installed_mpi():
+        return logs / f"rank.{rank}.stdout"
+    [path] = logs.glob(f"*/rank.{rank}/stdout")
+    return path
+
+
 def test_output_filename_writes_a_file_per_rank(tmp_path):
     run = horderun("-np", "2", "--output-filename", str(tmp_path / "logs"), PYTHON, JOB,
                    "collectives")
     assert run.returncode == 0, run.stderr
-    for rank in range(2):  # Open MPI's layout: DIR/<job>/rank.N/stdout
-        stdout = open(tmp_path / "logs" / "1" / f"rank.{rank}" / "stdout").read()
+    for rank in range(2):
+        stdout = rank_output_file(tmp_path / "logs", rank).read_text()
         assert ok_lines(stdout) == [(str(rank), "2")]
+
+
+def test_the_command_is_in_the_installed_mpis_own_words():
+    """Oversubscribed and tagged: Open MPI 5 (PRRTE) deprecates --oversubscribe and
+    --tag-output, Hydra has neither."""
+    mpi = installed_mpi()
+    run = horderun("--dry-run", "-np", str(os.cpu_count() + 1), "--tag-output", "true")
+    assert run.returncode == 0, run.stderr
+    command = run.stdout.splitlines()[-1]
+    if "Hydra" in mpi:
+        assert command.startswith(f"mpirun -n {os.cpu_count() + 1} -hosts localhost:"), command
+        assert "-prepend-rank" in command, command
+    elif "PRRTE" in mpi:
+        assert "--map-by slot:OVERSUBSCRIBE " in command and "--output tag " in command, command
+        assert "--oversubscribe" not in command and "--tag-output" not in command, command
+    else:
+        assert re.match(r"Open MPI [1-4]\.", mpi), mpi
+        assert "--oversubscribe " in command and "--tag-output " in command, command
 
 
 def test_dry_run_prints_the_command_and_starts_nothing(tmp_path):
@@ -141,7 +176,8 @@ def test_help_version_and_check_build():
     assert horderun("--version").stdout == "horderun 0.1.0\n"
     report = horderun("--check-build")
     assert report.returncode == 0
-    assert re.search(r"^MPI: +Open MPI \d", report.stdout, re.M), report.stdout
+    assert re.search(r"^MPI: +(Open MPI [1-4]\S*|Open MPI [5-9]\S* \(PRRTE\)|MPICH \S+ \(Hydra\)) \(/",
+                     report.stdout, re.M), report.stdout
     assert re.search(r"^horde: +0\.1\.0 \(MPI: yes, NCCL: (yes|no), CUDA: (yes|no)\)",
                      report.stdout, re.M), report.stdout
     assert re.search(r"^torch: +\d", report.stdout, re.M), report.stdout

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The Debian 13 lane: horde on PyTorch 2.6, Open MPI 5.0 (PRRTE), Python 3.13 and
+# pybind11 2.13, in a Debian 13 (trixie) root under build/lanes/debian13/ made with
+# debootstrap and the packages of `scripts/install.sh --print-packages trixie` (reused
+# while that list is unchanged). In it, with the checkout's files copied to /horde:
+# scripts/install.sh (the README's install, as a Debian 13 user runs it), ctest, pytest
+# on 1, 2 and 4 ranks, the examples, the C++ example built against the installed
+# package, and the launcher's tests (horderun's PRRTE command, --check-build).
+# Not here (Debian 12 only, scripts/test.sh): the two-host network namespace test and
+# scripts/hardening.sh. Needs root; scripts/test.sh runs it.
+#   scripts/test_debian13.sh            the lane
+#   scripts/test_debian13.sh --inside   the suite itself (what runs in the root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--inside" ]; then
+  start=$SECONDS
+  step() { echo "== debian13: $* ($((SECONDS - start)) s)"; }
+  step "$(. /etc/os-release && echo "$PRETTY_NAME"), $(python3 -c 'import sys, torch, pybind11; print(f"Python {sys.version.split()[0]}, PyTorch {torch.__version__}, pybind11 {pybind11.__version__}")'), $(mpirun --version | head -1)"
+  step "scripts/install.sh (with the C++ tests)"
+  HORDE_BUILD_TESTS=ON scripts/install.sh
+  ccache --show-stats 2>/dev/null | grep -E "Hits|Misses" | tr -s ' ' | paste -sd ' ' || true
+
+  step "C++ tests (ctest)"
+  ctest --test-dir build/python --output-on-failure --timeout 300
+  for np in 1 2 4; do
+    step "Python tests on $np rank(s)"
+    timeout 900 scripts/mpirun.sh -np "$np" \
+      .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
+  done
+  step "examples on 2 ranks"
+  tests/examples/run_examples.sh
+  step "C++ example: built against the installed package (find_package), on 2 ranks"
+  rm -rf build/example_cpp
+  cmake -S examples/cpp -B build/example_cpp -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$(.venv/bin/python -c 'import horde; print(horde.cmake_prefix_path)')" >/dev/null
+  cmake --build build/example_cpp -j2 >/dev/null
+  timeout 300 scripts/mpirun.sh -np 2 build/example_cpp/train_digits
+  step "launcher: horderun with Open MPI 5"
+  .venv/bin/horderun --check-build
+  .venv/bin/horderun --dry-run -np 3 --tag-output .venv/bin/python train.py | tail -1
+  timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --color=no
+  step "passed"
+  exit 0
+fi
+
+# shellcheck source=scripts/lane_root.sh
+. scripts/lane_root.sh
+lane_setup debian13
+start=$SECONDS
+mapfile -t packages < <(scripts/install.sh --print-packages trixie)
+lane_root_ensure trixie "${packages[@]}"
+lane_sync_checkout
+lane_run "scripts/test_debian13.sh --inside"
+lane_log "Debian 13 lane passed in $((SECONDS - start)) s"
