@@ -14,12 +14,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = "--inside" ]; then
+  # PyTorch 2.6 starts an OpenMP thread per core in every process (Debian 12's 1.13 one
+  # here); with 2 to 4 ranks on 2 cores, those threads spin against each other and the
+  # ranks' own, and a step of the autotune test took 27 ms instead of 0.4. One thread
+  # per rank, as torchrun also sets for several ranks per machine.
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
   start=$SECONDS
   step() { echo "== debian13: $* ($((SECONDS - start)) s)"; }
   step "$(. /etc/os-release && echo "$PRETTY_NAME"), $(python3 -c 'import sys, torch, pybind11; print(f"Python {sys.version.split()[0]}, PyTorch {torch.__version__}, pybind11 {pybind11.__version__}")'), $(mpirun --version | head -1)"
   step "scripts/install.sh (with the C++ tests)"
   HORDE_BUILD_TESTS=ON scripts/install.sh
-  ccache --show-stats 2>/dev/null | grep -E "Hits|Misses" | tr -s ' ' | paste -sd ' ' || true
+  echo "ccache: $(ccache --show-stats 2>/dev/null | grep -m2 -E "Hits|Misses" | tr -s ' ' | paste -sd ' ')"
 
   step "C++ tests (ctest)"
   ctest --test-dir build/python --output-on-failure --timeout 300
