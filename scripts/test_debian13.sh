@@ -3,9 +3,10 @@
 # pybind11 2.13, in a Debian 13 (trixie) root under build/lanes/debian13/ made with
 # debootstrap and the packages of `scripts/install.sh --print-packages trixie` (reused
 # while that list is unchanged). In it, with the checkout's files copied to /horde:
-# scripts/install.sh (the README's install, as a Debian 13 user runs it), ctest, pytest
-# on 1, 2 and 4 ranks, the examples, the C++ example built against the installed
-# package, and the launcher's tests (horderun's PRRTE command, --check-build).
+# scripts/run_example.sh (the README's install and example, as a Debian 13 user runs
+# them), ctest, pytest on 1, 2 and 4 ranks, the examples, the C++ example built against
+# the installed package, and the launcher's tests (horderun's PRRTE command,
+# --check-build).
 # Not here (Debian 12 only, scripts/test.sh): the two-host network namespace test and
 # scripts/hardening.sh. Needs root; scripts/test.sh runs it.
 #   scripts/test_debian13.sh            the lane
@@ -22,8 +23,9 @@ if [ "${1:-}" = "--inside" ]; then
   start=$SECONDS
   step() { echo "== debian13: $* ($((SECONDS - start)) s)"; }
   step "$(. /etc/os-release && echo "$PRETTY_NAME"), $(python3 -c 'import sys, torch, pybind11; print(f"Python {sys.version.split()[0]}, PyTorch {torch.__version__}, pybind11 {pybind11.__version__}")'), $(mpirun --version | head -1)"
-  step "scripts/install.sh (with the C++ tests)"
-  HORDE_BUILD_TESTS=ON scripts/install.sh
+  # The README's first command (its install builds the C++ tests too, in the same tree).
+  step "scripts/run_example.sh: scripts/install.sh (with the C++ tests), then the digits example on 2 ranks by horderun"
+  HORDE_BUILD_TESTS=ON scripts/run_example.sh
   echo "ccache: $(ccache --show-stats 2>/dev/null | grep -m2 -E "Hits|Misses" | tr -s ' ' | paste -sd ' ')"
 
   step "C++ tests (ctest)"

@@ -17,6 +17,7 @@ PACKAGES=(
   libmpich-dev mpich
   libtorch-dev python3-torch python3-dev python3-venv python3-setuptools python3-wheel
   pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-pytest-timeout
+  openssh-client  # horderun checks other hosts with ssh, as Hydra reaches them
 )
 
 if [ "${1:-}" = "--inside" ]; then
