@@ -25,8 +25,10 @@ if [ "${1:-}" = "--inside" ]; then
   step "$(. /etc/os-release && echo "$PRETTY_NAME"), $(python3 -c 'import sys, torch, pybind11; print(f"Python {sys.version.split()[0]}, PyTorch {torch.__version__}, pybind11 {pybind11.__version__}")'), $(mpirun --version | head -1)"
   # The README's first command (its install builds the C++ tests too, in the same tree).
   step "scripts/run_example.sh: scripts/install.sh (with the C++ tests), then the digits example on 2 ranks by horderun"
+  ccache --zero-stats >/dev/null 2>&1 || true
   HORDE_BUILD_TESTS=ON scripts/run_example.sh
-  echo "ccache: $(ccache --show-stats 2>/dev/null | grep -m2 -E "Hits|Misses" | tr -s ' ' | paste -sd ' ')"
+  ccache --print-stats 2>/dev/null | awk '$1 ~ /cache_hit$/ {hits += $2} $1 == "cache_miss" {misses = $2}
+    END {print "ccache: " hits + 0 " hits, " misses + 0 " misses"}' || true
 
   step "C++ tests (ctest)"
   ctest --test-dir build/python --output-on-failure --timeout 300

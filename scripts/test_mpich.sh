@@ -29,11 +29,13 @@ if [ "${1:-}" = "--inside" ]; then
     exit 1
   fi
   step "build and install into .venv, with MPICH's compiler wrappers"
+  ccache --zero-stats >/dev/null 2>&1 || true
   [ -x .venv/bin/python ] || python3 -m venv --system-site-packages .venv
   HORDE_CMAKE_ARGS="-DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich" \
     HORDE_BUILD_JOBS="${HORDE_BUILD_JOBS:-2}" \
     .venv/bin/pip install --no-build-isolation --no-deps -q .
-  echo "ccache: $(ccache --show-stats 2>/dev/null | grep -m2 -E "Hits|Misses" | tr -s ' ' | paste -sd ' ')"
+  ccache --print-stats 2>/dev/null | awk '$1 ~ /cache_hit$/ {hits += $2} $1 == "cache_miss" {misses = $2}
+    END {print "ccache: " hits + 0 " hits, " misses + 0 " misses"}' || true
   libs=$(.venv/bin/python -c 'import horde.torch, os; print(os.path.dirname(horde.torch.__file__))')
   linked=$(ldd "$libs"/libhorde_mpi_ops.so | awk '/libmpi/ {print $1}' | paste -sd ' ')
   echo "libhorde_mpi_ops.so links: $linked"

@@ -165,7 +165,8 @@ def test_dry_run_prints_the_command_and_starts_nothing(tmp_path):
     assert "HORDE_FUSION_THRESHOLD=1048576\n" in run.stdout
     command = run.stdout.splitlines()[-1]
     assert re.match(r"mpirun .*-np? 2 ", command), command  # Open MPI: -np, Hydra: -n
-    assert command.endswith(f"-x HORDE_FUSION_THRESHOLD=1048576 /usr/bin/touch {marker}")
+    assert command.endswith((f"-x HORDE_FUSION_THRESHOLD=1048576 /usr/bin/touch {marker}",
+                             f"-genv HORDE_FUSION_THRESHOLD 1048576 /usr/bin/touch {marker}"))
     assert not marker.exists()
 
 
