@@ -100,7 +100,13 @@ Status InitRuntime(const RuntimeFactory& factory, const std::vector<std::vector<
   Sets& sets = TheSets();
   std::lock_guard<std::mutex> change(sets.change_mu);
   if (RunningLocked(sets)) {
-    if (process_sets.empty()) return Status::Ok();
+    if (process_sets.empty()) {
+      // Every rank calls init() at the same point of its program (a test suite calls it
+      // at the start of every test), so unnamed operations are numbered anew from here.
+      std::lock_guard<std::mutex> lock(sets.registry_mu);
+      for (const auto& runtime : sets.registry.runtimes()) runtime->StartNumberingEpoch();
+      return Status::Ok();
+    }
     return Status::InvalidArgument(
         "horde is already initialized: init(process_sets=...) cannot add sets now; call "
         "shutdown() first, or add them with add_process_set()");

@@ -20,6 +20,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
       return Status::Internal("from rank " + std::to_string(rank) + ": " + s.message());
     }
     out->shutdown = out->shutdown || list.shutdown;
+    epochs_.Saw(static_cast<int>(rank), list.numbering_epoch);
     if (!list.failure.empty() && out->shutdown_reason.empty()) {
       out->shutdown_reason = names_.One(static_cast<int>(rank)) + " failed: " + list.failure;
     }
@@ -32,6 +33,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
       }
     }
   }
+  std::vector<Response> outrun = epochs_.FailOutrun(&table_, names_);
   const std::vector<int> joined = table_.JoinedRanks();
   std::vector<PlannedResponse> ready;
   for (const auto& requests : table_.TakeReady()) {
@@ -43,6 +45,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
     ready.push_back({BuildResponse(requests, joined, names_), bytes});
   }
   out->responses = planner_.Plan(std::move(ready));
+  for (auto& error : outrun) out->responses.push_back(std::move(error));
   // After the ready names are taken, so a name that just became ready never counts.
   StallInspector::Findings stalls = inspector_.Inspect(now, &table_);
   if (!stalls.report.empty()) HORDE_LOG(kWarning) << stalls.report;

@@ -5,6 +5,7 @@
 
 #include "core/fusion_planner.h"
 #include "core/message_table.h"
+#include "core/numbering_epochs.h"
 #include "core/rank_names.h"
 #include "core/response.h"
 #include "core/stall_inspector.h"
@@ -19,7 +20,11 @@ class Coordinator {
  public:
   // `names` says how messages name this runtime's ranks.
   Coordinator(int world_size, int64_t fusion_threshold_bytes, StallSettings stall, RankNames names)
-      : table_(world_size), planner_(fusion_threshold_bytes), inspector_(stall, names), names_(std::move(names)) {}
+      : table_(world_size),
+        planner_(fusion_threshold_bytes),
+        inspector_(stall, names),
+        epochs_(world_size),
+        names_(std::move(names)) {}
 
   // `gathered` holds each rank's encoded RequestList, indexed by rank.
   Status Coordinate(const std::vector<std::string>& gathered, SteadyTime now, ResponseList* out);
@@ -35,6 +40,7 @@ class Coordinator {
   MessageTable table_;
   FusionPlanner planner_;
   StallInspector inspector_;
+  NumberingEpochs epochs_;
   RankNames names_;
   SteadyTime last_round_{};
 };

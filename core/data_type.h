@@ -26,8 +26,11 @@ enum class ReduceOp : uint8_t {
   kMin = 2,
   kMax = 3,
   kProduct = 4,
+  // Adaptive summation (Maleki et al., MLSys 2021): floating-point allreduce only, over
+  // a power-of-two number of ranks (mpi_ops/mpi_adasum_allreduce.h).
+  kAdasum = 5,
 };
-constexpr int kNumReduceOps = 5;
+constexpr int kNumReduceOps = 6;
 
 enum class OpType : uint8_t {
   kAllreduce = 0,

@@ -89,6 +89,7 @@ PendingName MessageTable::Describe(const std::string& name, const Slot& slot) co
   for (int r = 0; r < world_size_; ++r) {
     if (slot.present[r] && !op_known) {
       pending.op = slot.by_rank[r].op;
+      pending.numbering_epoch = slot.by_rank[r].numbering_epoch;
       op_known = true;
     }
     if (!slot.present[r] && !joined_[r]) pending.missing.push_back(r);

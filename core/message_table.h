@@ -17,6 +17,7 @@ struct PendingName {
   OpType op = OpType::kAllreduce;
   SteadyTime first_requested;
   std::vector<int> missing;  // ranks that have neither asked for it nor joined
+  int32_t numbering_epoch = -1;  // the request's: -1 for a name the caller gave
 };
 
 // The coordinator's record of which ranks have asked for which names, and which ranks

@@ -23,7 +23,8 @@ Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
   for (const Request& request : mine.requests) Classify(request, now, &bits);
   InvalidateStalledHits(now, &bits);
   bits.shutdown = mine.shutdown;
-  bits.uncached = !unsent_.empty();
+  // A new numbering epoch must reach the coordinator even when all else is cached.
+  bits.uncached = !unsent_.empty() || mine.numbering_epoch != sent_epoch_;
   bits.slow_round = transport_->rank() == 0 && coordinator_.WantsRound(now);
   for (const auto& kv : hits_) bits.ready.push_back(kv.second.position);
   if (transport_->rank() == 0) bits.coordinator_word = word_to_send_;
@@ -133,6 +134,8 @@ Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, Response
   RequestList list;
   list.shutdown = mine.shutdown;
   list.failure = mine.failure;
+  list.numbering_epoch = mine.numbering_epoch;
+  sent_epoch_ = mine.numbering_epoch;
   list.requests.swap(unsent_);
   for (const Request& request : list.requests) sent_[request.name] = request;
 

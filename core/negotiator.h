@@ -94,6 +94,7 @@ class Negotiator {
   std::map<std::string, PendingHit> hits_;  // cached, waiting for the other ranks
   std::vector<Request> unsent_;             // for the coordinator, next slow round
   std::map<std::string, Request> sent_;     // with the coordinator, undecided
+  int32_t sent_epoch_ = 0;                  // the numbering epoch the coordinator knows
   bool join_in_progress_ = false;
   bool cache_enabled_ = true;
   uint64_t word_to_send_ = ~uint64_t{0};

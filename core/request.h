@@ -32,6 +32,9 @@ struct Request {
   // together once all group_size of them are ready. Empty: not grouped.
   std::string group;
   int32_t group_size = 0;
+  // A name the runtime numbered (the caller gave none): the numbering epoch its number
+  // belongs to (see Runtime::StartNumberingEpoch). -1: the caller named it.
+  int32_t numbering_epoch = -1;
 
   int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }
   // The bytes of one row along the first dimension (a scalar is one row).
@@ -45,6 +48,9 @@ struct RequestList {
   // Why this rank is shutting down when it failed (e.g. "RuntimeError: boom"); empty
   // for a normal shutdown.
   std::string failure;
+  // The rank's numbering epoch when the list was built: it has sent every numbered
+  // request of the epochs before it (this list included).
+  int32_t numbering_epoch = 0;
 };
 
 }  // namespace horde

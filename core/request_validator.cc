@@ -32,6 +32,24 @@ Status ValidateReduction(const Request& r) {
   return Status::Ok();
 }
 
+bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// Adasum pairs ranks by recursive halving (mpi_ops/mpi_adasum_allreduce.h), so it needs
+// a power-of-two number of ranks, and its dot products only exist for floating types.
+// Every rank of the set sees the same size and dtype, so all of them fail here alike.
+Status ValidateAdasum(const Request& r, const Topology& topology) {
+  if (!IsFloatingPoint(r.dtype)) {
+    return Status::InvalidArgument(Describe(r) + ": Adasum is not defined for " + DataTypeName(r.dtype) +
+                                   " tensors; it supports float16, bfloat16, float32 and float64");
+  }
+  if (!IsPowerOfTwo(topology.size)) {
+    return Status::InvalidArgument(Describe(r) + ": Adasum needs a power-of-two number of ranks, but the " +
+                                   (topology.world_ranks.empty() ? "job" : "process set") + " has " +
+                                   std::to_string(topology.size) + " ranks; expected 1, 2, 4, 8, ... ranks");
+  }
+  return Status::Ok();
+}
+
 Status RequireDimension(const Request& r) {
   if (!r.shape.empty()) return Status::Ok();
   return Status::InvalidArgument(Describe(r) + ": a scalar has no first dimension to split; "
@@ -39,6 +57,10 @@ Status RequireDimension(const Request& r) {
 }
 
 Status ValidateReducescatter(const Request& r) {
+  if (r.reduce_op == ReduceOp::kAdasum) {
+    return Status::InvalidArgument(Describe(r) + ": Adasum is not supported for reducescatter (nor is it "
+                                   "in Horovod); use allreduce with op=Adasum");
+  }
   if (r.reduce_op != ReduceOp::kSum && r.reduce_op != ReduceOp::kAverage) {
     return Status::InvalidArgument(Describe(r) + ": reduce op " + ReduceOpName(r.reduce_op) +
                                    " is not supported; reducescatter supports Sum and Average");
@@ -57,6 +79,7 @@ Status ValidateRequest(const Request& r, const Topology& topology) {
   }
   switch (r.op) {
     case OpType::kAllreduce:
+      if (r.reduce_op == ReduceOp::kAdasum) HORDE_RETURN_IF_ERROR(ValidateAdasum(r, topology));
       return ValidateReduction(r);
     case OpType::kReducescatter:
       return ValidateReducescatter(r);

@@ -82,7 +82,7 @@ Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> 
       request.name = kJoinName;
       join_device_ = request.device;
     } else if (request.name.empty()) {
-      request.name = AutoName(OpTypeName(request.op));
+      request.name = AutoName(OpTypeName(request.op), &request.numbering_epoch);
     }
     entries[i].name = request.name;
     if (request.op != OpType::kJoin && request.device != kCpuDevice) last_gpu_device_ = request.device;
@@ -96,18 +96,33 @@ Status Runtime::EnqueueGroup(std::string group, std::vector<Request> requests,
     request.rank = topology_.rank;
     HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
   }
-  if (group.empty()) group = AutoName("group");
+  int32_t epoch = -1;
+  if (group.empty()) group = AutoName("group", &epoch);
   for (size_t i = 0; i < requests.size(); ++i) {
     if (requests[i].name.empty()) requests[i].name = group + "." + std::to_string(i);
+    requests[i].numbering_epoch = epoch;
     requests[i].group = group;
     requests[i].group_size = static_cast<int32_t>(requests.size());
   }
   return Enqueue(std::move(requests), std::move(entries));
 }
 
-std::string Runtime::AutoName(const std::string& kind) {
+std::string Runtime::AutoName(const std::string& kind, int32_t* epoch) {
   std::lock_guard<std::mutex> lock(names_mu_);
-  return kind + ".noname." + std::to_string(unnamed_counts_[kind]++);
+  *epoch = numbering_epoch_;
+  std::string name = kind + ".noname." + std::to_string(unnamed_counts_[kind]++);
+  return numbering_epoch_ == 0 ? name : name + ".e" + std::to_string(numbering_epoch_);
+}
+
+void Runtime::StartNumberingEpoch() {
+  std::lock_guard<std::mutex> lock(names_mu_);
+  ++numbering_epoch_;
+  unnamed_counts_.clear();
+}
+
+int32_t Runtime::numbering_epoch() {
+  std::lock_guard<std::mutex> lock(names_mu_);
+  return numbering_epoch_;
 }
 
 void Runtime::Shutdown() {
@@ -145,6 +160,8 @@ void Runtime::Loop() {
     timeline_->MarkCycle();
     if (autotuner_ && topology_.rank == 0) negotiator_.set_coordinator_word(autotuner_->choice());
     RequestList mine;
+    // The epoch first: every numbered request of an earlier epoch is in the queue by now.
+    mine.numbering_epoch = numbering_epoch();
     mine.requests = queue_.TakeNewRequests();
     for (const auto& r : mine.requests) {
       joined_ = joined_ || r.op == OpType::kJoin;
@@ -224,6 +241,7 @@ int32_t Runtime::ZerosDevice(const Response& response) const {
 
 void Runtime::CompleteJoin(const Response& response) {
   joined_ = false;
+  StartNumberingEpoch();
   std::vector<TensorEntry> entries = queue_.TakeEntries(response.names);
   Record(response, entries);
   for (auto& entry : entries) {
@@ -255,6 +273,9 @@ void Runtime::Execute(const Response& response) {
     }
   }
   if (!status.ok()) HORDE_LOG(kDebug) << status.message();
+  // A barrier completes on every rank at the same point of each rank's program, before
+  // its caller goes on: a point to renumber from.
+  if (status.ok() && response.op == OpType::kBarrier) StartNumberingEpoch();
   Record(response, entries);
   for (auto& entry : entries) {
     entry.callback(status);

@@ -33,8 +33,9 @@ class Runtime {
 
   // Validates and queues one operation; its callback fires on the background thread
   // once it has run (or failed). Local mistakes are returned here, synchronously.
-  // An unnamed operation is named "<op>.noname.<n>", n counting this runtime's unnamed
-  // operations of that kind, so ranks that submit them in the same order agree.
+  // An unnamed operation is named "<op>.noname.<n>" ("<op>.noname.<n>.e<epoch>" after the
+  // first epoch), n counting this runtime's unnamed operations of that kind in the
+  // current numbering epoch, so ranks that submit them in the same order agree.
   Status Enqueue(Request request, TensorEntry entry);
   // Queues several operations at once, all or none.
   Status Enqueue(std::vector<Request> requests, std::vector<TensorEntry> entries);
@@ -43,6 +44,12 @@ class Runtime {
   // empty G is numbered like an unnamed operation ("group.noname.<n>").
   Status EnqueueGroup(std::string group, std::vector<Request> requests,
                       std::vector<TensorEntry> entries);
+
+  // Starts a new numbering epoch: unnamed operations are numbered from 0 again, under
+  // names no earlier epoch used (see core/numbering_epochs.h). Called where every rank
+  // passes in program order: init() when already initialized, and (by the runtime
+  // itself) a completed barrier or join.
+  void StartNumberingEpoch();
 
   // Asks every rank to leave the loop and waits until this one has. Operations still
   // pending complete with an Aborted status. Safe to call more than once.
@@ -68,7 +75,9 @@ class Runtime {
 
  private:
   void Loop();
-  std::string AutoName(const std::string& kind);
+  // The next name for an unnamed operation of `kind`, and the epoch it is numbered in.
+  std::string AutoName(const std::string& kind, int32_t* epoch);
+  int32_t numbering_epoch();
   void Execute(const Response& response);
   // The response's entries in name order; a joined rank gets zeros for names it lacks.
   Status TakeEntries(const Response& response, std::vector<TensorEntry>* entries);
@@ -96,7 +105,8 @@ class Runtime {
   std::string failure_;  // set by Abort
   std::atomic<bool> stopped_{false};
   std::mutex names_mu_;
-  std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation
+  std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation, this epoch
+  int32_t numbering_epoch_ = 0;
   bool joined_ = false;  // background thread only: this rank's join is in progress
   // Where a joined rank's zeros for GPU allreduces go: the device given to join, else
   // the GPU this rank last submitted a tensor from (kCpuDevice: none).

@@ -10,7 +10,7 @@ constexpr uint8_t kRequestListMagic = 0xA1;
 constexpr uint8_t kResponseListMagic = 0xB1;
 // The fewest bytes one encoded item can take (all strings and lists empty), which
 // bounds how many items a count may claim before anything is allocated.
-constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4 + 4 + 4;
+constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4 + 4 + 4 + 4;
 constexpr size_t kMinResponseBytes = 1 + 1 + 4 + 4 + 1 + 1 + 8 + 8 + 4 + 4 + 4 + 4;
 
 class ByteWriter {
@@ -122,6 +122,7 @@ void EncodeRequest(const Request& r, ByteWriter* w) {
   w->Put<int32_t>(r.device);
   w->PutString(r.group);
   w->Put<int32_t>(r.group_size);
+  w->Put<int32_t>(r.numbering_epoch);
 }
 
 bool DecodeRequest(ByteReader* r, Request* q) {
@@ -129,7 +130,7 @@ bool DecodeRequest(ByteReader* r, Request* q) {
         r->GetEnum(&q->dtype, kNumDataTypes) && r->GetInts(&q->shape, kMaxTensorDims) &&
         r->GetEnum(&q->reduce_op, kNumReduceOps) && r->Get(&q->prescale) &&
         r->Get(&q->postscale) && r->Get(&q->root) && r->Get(&q->device) &&
-        r->GetString(&q->group) && r->Get(&q->group_size))) {
+        r->GetString(&q->group) && r->Get(&q->group_size) && r->Get(&q->numbering_epoch))) {
     return false;
   }
   for (int64_t d : q->shape) {
@@ -177,6 +178,7 @@ std::string EncodeRequestList(const RequestList& list) {
   w.Put<uint8_t>(kRequestListMagic);
   w.Put<uint8_t>(list.shutdown ? 1 : 0);
   w.PutString(list.failure);
+  w.Put<int32_t>(list.numbering_epoch);
   w.Put<uint32_t>(static_cast<uint32_t>(list.requests.size()));
   for (const auto& r : list.requests) EncodeRequest(r, &w);
   return w.Take();
@@ -187,7 +189,8 @@ Status DecodeRequestList(const std::string& bytes, RequestList* list) {
   *list = RequestList();
   uint32_t n = 0;
   if (r.ExpectMagic(kRequestListMagic) && r.GetBool(&list->shutdown) &&
-      r.GetString(&list->failure) && r.GetCount(&n, kMinRequestBytes)) {
+      r.GetString(&list->failure) && r.Get(&list->numbering_epoch) &&
+      r.GetCount(&n, kMinRequestBytes)) {
     list->requests.resize(n);
     for (auto& q : list->requests) {
       if (!DecodeRequest(&r, &q)) break;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "launcher/host_name.h"
 #include "launcher/numbers.h"
 #include "launcher/usage_error.h"
 
@@ -21,17 +22,25 @@ bool ParseSlots(const std::string& text, int* slots) {
   return true;
 }
 
+// Where the ":slots" of an -H entry starts (npos: none). An IPv6 address keeps its
+// colons inside brackets: "[fe80::1]:4".
+size_t SlotsColon(const std::string& entry) {
+  if (!entry.empty() && entry.front() == '[') {
+    size_t closing = entry.find(']');
+    return closing == std::string::npos ? std::string::npos : entry.find(':', closing);
+  }
+  return entry.rfind(':');
+}
+
 Host ParseHostEntry(const std::string& entry) {
   static const std::string kFix = ": write host:slots, e.g. -H node1:4,node2:4";
-  size_t colon = entry.rfind(':');
+  size_t colon = SlotsColon(entry);
   Host host{entry.substr(0, colon), 1};
-  if (host.name.empty()) throw UsageError("-H: '" + entry + "' has no host name" + kFix);
-  if (host.name.find_first_of(" \t") != std::string::npos) {
-    throw UsageError("-H: host name '" + host.name + "' contains a space" + kFix);
-  }
+  if (host.name.empty()) throw UsageError("-H: " + QuotedForMessage(entry) + " has no host name" + kFix);
+  CheckHostName(host.name, "-H");
   if (colon != std::string::npos && !ParseSlots(entry.substr(colon + 1), &host.slots)) {
-    throw UsageError("-H: '" + entry + "' has slots '" + entry.substr(colon + 1) +
-                     "', expected a positive integer" + kFix);
+    throw UsageError("-H: " + QuotedForMessage(entry) + " has slots " +
+                     QuotedForMessage(entry.substr(colon + 1)) + ", expected a positive integer" + kFix);
   }
   return host;
 }
@@ -66,9 +75,10 @@ std::vector<Host> ParseHostfile(const std::string& contents, const std::string& 
     bool slots_ok = !(words >> slots_word) ||
                     (slots_word.rfind("slots=", 0) == 0 &&
                      ParseSlots(slots_word.substr(6), &host.slots));
+    const std::string where = "--hostfile " + path + ":" + std::to_string(number);
+    CheckHostName(host.name, where);
     if (!slots_ok || (words >> extra)) {
-      throw UsageError("--hostfile " + path + ":" + std::to_string(number) +
-                       ": expected 'host slots=N', got '" + line + "'");
+      throw UsageError(where + ": expected 'host slots=N', got " + QuotedForMessage(line));
     }
     hosts.push_back(host);
   }

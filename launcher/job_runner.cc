@@ -30,8 +30,9 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 // SIGINT as "abort at once", leaving ranks behind). A process outside the terminal's
 // foreground group must not read the terminal, so mpirun reads /dev/null instead there.
 [[noreturn]] void ExecJob(const char* program, char* const* argv, char* const* envp,
-                          const sigset_t& old_mask, pid_t launcher) {
+                          const sigset_t& old_mask, pid_t launcher, int stderr_fd) {
   setpgid(0, 0);
+  if (stderr_fd >= 0 && dup2(stderr_fd, STDERR_FILENO) < 0) _exit(127);
   // Should horderun itself be killed (SIGKILL cannot be passed on), mpirun is stopped too.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != launcher) _exit(128 + SIGTERM);
@@ -67,24 +68,29 @@ int Supervise(pid_t pid, const sigset_t& signals) {
 
 }  // namespace
 
-int RunJob(const std::string& program, const MpiCommand& command) {
+pid_t StartJob(const std::string& program, const MpiCommand& command, const sigset_t& old_mask,
+               int stderr_fd) {
   Environment env = CurrentEnvironment();
   for (const EnvVar& var : command.launcher_env) env[var.name] = var.value;
   std::vector<std::string> env_strings = ToEnvStrings(env);
   std::vector<char*> argv = CStrings(command.argv);
   std::vector<char*> envp = CStrings(env_strings);
+  pid_t launcher = getpid();
+  pid_t pid = fork();
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
+  if (pid == 0) ExecJob(program.c_str(), argv.data(), envp.data(), old_mask, launcher, stderr_fd);
+  setpgid(pid, pid);  // also here, so a signal that comes first finds the group
+  return pid;
+}
 
+int RunJob(const std::string& program, const MpiCommand& command) {
   // Blocked signals wait to be picked up by Supervise(), so none is lost or handled
   // asynchronously.
   sigset_t signals, old_mask;
   sigemptyset(&signals);
   for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&signals, signal);
   sigprocmask(SIG_BLOCK, &signals, &old_mask);
-  pid_t launcher = getpid();
-  pid_t pid = fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
-  if (pid == 0) ExecJob(program.c_str(), argv.data(), envp.data(), old_mask, launcher);
-  setpgid(pid, pid);  // also here, so a signal that comes first finds the group
+  pid_t pid = StartJob(program, command, old_mask);
   int exit_code = Supervise(pid, signals);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   return exit_code;

@@ -1,7 +1,10 @@
 #include "launcher/launcher_options.h"
 
+#include <algorithm>
+#include <cctype>
 #include <functional>
 
+#include "launcher/host_name.h"
 #include "launcher/numbers.h"
 #include "launcher/shell_words.h"
 #include "launcher/tuning_flags.h"
@@ -34,6 +37,31 @@ std::string NonEmpty(const std::string& flag, const std::string& value, const st
   return value;
 }
 
+// Interface names only (what ip link shows: eth0, ens5, ib0, bond0.100), comma-separated:
+// the value reaches MPI's and NCCL's settings and must not smuggle anything else in.
+std::string InterfaceNames(const std::string& value) {
+  static const std::string kFix = ": e.g. --network-interface eth0 or --network-interface eth0,ib0";
+  if (value.empty() || value.back() == ',') {
+    throw UsageError("--network-interface expects interface names, got " + QuotedForMessage(value) + kFix);
+  }
+  size_t start = 0;
+  while (start < value.size()) {
+    size_t end = std::min(value.find(',', start), value.size());
+    const std::string name = value.substr(start, end - start);
+    bool valid = !name.empty() && name.size() <= 15 && name.front() != '-' &&
+                 std::all_of(name.begin(), name.end(), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                          c == '.' || c == ':';
+                 });
+    if (!valid) {
+      throw UsageError("--network-interface: " + QuotedForMessage(name) + " is not an interface "
+                       "name (1 to 15 letters, digits, '_', '-', '.' or ':', not starting with '-')" + kFix);
+    }
+    start = end + 1;
+  }
+  return value;
+}
+
 const std::vector<OptionSpec>& OptionSpecs() {
   static const std::vector<OptionSpec> specs = {
       {{"-np", "--num-proc"}, "N", "number of processes (default: all slots of the hosts)",
@@ -56,13 +84,37 @@ const std::vector<OptionSpec>& OptionSpecs() {
        }},
       {{"--network-interface"}, "IF[,IF]", "restrict MPI's TCP and NCCL's sockets to these",
        [](LauncherOptions& o, const std::string& v) {
-         o.network_interface = NonEmpty("--network-interface", v, "an interface name");
+         o.network_interface = InterfaceNames(v);
        }},
       {{"--start-timeout"}, "SECONDS", "how long each host may take to answer ssh (30)",
        [](LauncherOptions& o, const std::string& v) {
          o.start_timeout_seconds = PositiveInt("--start-timeout", v, 86400, "30");
        }},
-      {{"--mpi-args"}, "\"ARGS\"", "extra arguments for mpirun, split like a shell",
+      {{"--host-discovery-script"}, "SCRIPT",
+       "elastic job: SCRIPT prints the available 'host:slots', one per line",
+       [](LauncherOptions& o, const std::string& v) {
+         o.host_discovery_script = NonEmpty("--host-discovery-script", v, "a program");
+       }},
+      {{"--min-np"}, "N", "elastic: the fewest ranks to train with (default: -np)",
+       [](LauncherOptions& o, const std::string& v) { o.min_np = PositiveInt("--min-np", v, 1000000, "2"); }},
+      {{"--max-np"}, "N", "elastic: the most ranks to grow to (default: -np)",
+       [](LauncherOptions& o, const std::string& v) { o.max_np = PositiveInt("--max-np", v, 1000000, "8"); }},
+      {{"--elastic-timeout"}, "SECONDS", "elastic: how long to wait for --min-np slots (600)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.elastic_timeout_seconds = PositiveInt("--elastic-timeout", v, 86400 * 7, "600");
+       }},
+      {{"--reset-limit"}, "K", "elastic: give up after K resets (default: no limit)",
+       [](LauncherOptions& o, const std::string& v) {
+         auto parsed = ParseNonNegativeInteger(v, 1000000);
+         if (!parsed) throw UsageError("--reset-limit expects a whole number from 0 to 1000000, got '" + v + "'");
+         o.reset_limit = static_cast<int>(*parsed);
+       }},
+      {{"--slots-per-host"}, "S", "elastic: slots of a discovered host printed without ':slots' (1)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.slots_per_host = PositiveInt("--slots-per-host", v, 1000000, "4");
+       }},
+      {{"--mpi-args"}, "\"ARGS\"",
+       "extra arguments for mpirun, split like a shell; passed on unchecked (trusted)",
        [](LauncherOptions& o, const std::string& v) {
          for (std::string& word : SplitShellWords(v, "--mpi-args")) o.mpi_args.push_back(word);
        }},
@@ -111,11 +163,33 @@ std::optional<OptionSpec> FindSpec(const std::string& name) {
   return std::nullopt;
 }
 
+// The elastic flags only make sense together, and the rank counts must be ordered.
+void CheckElastic(const LauncherOptions& options) {
+  bool elastic_flags = options.min_np || options.max_np || options.reset_limit;
+  if (!options.elastic()) {
+    if (elastic_flags) {
+      throw UsageError("--min-np, --max-np and --reset-limit are for elastic jobs: add "
+                       "--host-discovery-script SCRIPT");
+    }
+    return;
+  }
+  if (!options.hosts.empty() || !options.hostfile.empty()) {
+    throw UsageError("--host-discovery-script gives the hosts of an elastic job: drop -H and --hostfile");
+  }
+  int np = options.num_proc.value_or(options.min_np.value_or(1));
+  int min_np = options.min_np.value_or(np), max_np = options.max_np.value_or(std::max(np, min_np));
+  if (min_np > np || np > max_np) {
+    throw UsageError("elastic rank counts must satisfy --min-np <= -np <= --max-np, got " +
+                     std::to_string(min_np) + ", " + std::to_string(np) + ", " + std::to_string(max_np));
+  }
+}
+
 void CheckComplete(const LauncherOptions& options) {
   if (options.show_help || options.show_version || options.check_build) return;
   if (!options.hosts.empty() && !options.hostfile.empty()) {
     throw UsageError("-H and --hostfile both give hosts: use one of them");
   }
+  CheckElastic(options);
   if (options.command.empty()) {
     throw UsageError("no command to run: put it after the options, e.g. "
                      "horderun -np 2 python3 train.py");

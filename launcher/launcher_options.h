@@ -29,6 +29,14 @@ struct LauncherOptions {
   bool show_version = false;
   bool show_help = false;
   std::vector<std::string> command;
+  // Elastic jobs (see elastic_supervisor.h): on when a discovery script is given.
+  std::string host_discovery_script;  // absolute once MakeElasticSpec has run
+  std::optional<int> min_np;
+  std::optional<int> max_np;
+  int elastic_timeout_seconds = 600;
+  std::optional<int> reset_limit;
+  int slots_per_host = 1;
+  bool elastic() const { return !host_discovery_script.empty(); }
 };
 
 // Parses the arguments after the program name. Options end at the first word that is

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "launcher/check_build.h"
+#include "launcher/elastic_supervisor.h"
 #include "launcher/child_process.h"
 #include "launcher/job_runner.h"
 #include "launcher/job_spec.h"
@@ -65,6 +66,10 @@ int Run(const std::vector<std::string>& args) {
   if (options.show_version) return std::cout << "horderun " << kVersion << "\n", 0;
   if (options.check_build) return std::cout << DescribeBuild(env), 0;
 
+  if (options.elastic()) {
+    if (options.dry_run) throw UsageError("--dry-run shows one mpirun command; an elastic job runs one per generation, printed as it starts with --verbose");
+    return RunElasticJob(options, env, ThisMachine(), DetectMpi(env));
+  }
   JobSpec job = MakeJobSpec(options, env, ThisMachine());
   MpiInstall mpi = DetectMpi(env);
   MpiCommand command = BuildMpiCommand(mpi.flavor, job);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "launcher/numbers.h"
+#include "launcher/host_name.h"
 #include "launcher/usage_error.h"
 
 namespace horde::launcher {
@@ -123,18 +124,22 @@ std::optional<std::vector<Host>> SlurmHosts(const Environment& env) {
     nodes = ExpandNodeList(nodelist->second);
     tasks = ExpandTasksPerNode(tasks_var->second);
   } catch (const std::invalid_argument& error) {
-    throw UsageError("cannot read the Slurm allocation (SLURM_JOB_NODELIST='" + nodelist->second +
-                     "', SLURM_TASKS_PER_NODE='" + tasks_var->second + "'): " + error.what() +
+    throw UsageError("cannot read the Slurm allocation (SLURM_JOB_NODELIST=" +
+                     QuotedForMessage(nodelist->second) + ", SLURM_TASKS_PER_NODE=" +
+                     QuotedForMessage(tasks_var->second) + "): " + error.what() +
                      "; give the hosts with -H instead");
   }
   if (nodes.size() != tasks.size()) {
     throw UsageError("the Slurm allocation lists " + std::to_string(nodes.size()) +
                      " nodes but task counts for " + std::to_string(tasks.size()) +
-                     " (SLURM_TASKS_PER_NODE='" + tasks_var->second +
-                     "'); give the hosts with -H instead");
+                     " (SLURM_TASKS_PER_NODE=" + QuotedForMessage(tasks_var->second) +
+                     "); give the hosts with -H instead");
   }
   std::vector<Host> hosts;
-  for (size_t i = 0; i < nodes.size(); ++i) hosts.push_back({nodes[i], tasks[i]});
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    CheckHostName(nodes[i], "SLURM_JOB_NODELIST");
+    hosts.push_back({nodes[i], tasks[i]});
+  }
   RejectDuplicateHosts(hosts, "SLURM_JOB_NODELIST");
   return hosts;
 }

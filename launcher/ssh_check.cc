@@ -17,13 +17,10 @@ constexpr size_t kMaxParallel = 64;
 
 std::optional<SshFailure> CheckHost(const std::string& host, const SshOptions& ssh,
                                     int timeout_seconds, const std::string& ssh_program) {
-  std::vector<std::string> argv = {ssh_program, "-o", "BatchMode=yes", "-o",
-                                   "ConnectTimeout=" + std::to_string(timeout_seconds)};
-  for (const std::string& arg : SshOptionArgs(ssh)) argv.push_back(arg);
-  argv.insert(argv.end(), {host, "true"});
   CapturedRun run;
   try {
-    run = RunCaptured(argv, std::chrono::seconds(timeout_seconds));
+    run = RunCaptured(SshCheckArgv(host, ssh, timeout_seconds, ssh_program),
+                      std::chrono::seconds(timeout_seconds));
   } catch (const std::system_error& error) {
     return SshFailure{host, std::string("cannot run ssh: ") + error.what()};
   }
@@ -37,6 +34,15 @@ std::optional<SshFailure> CheckHost(const std::string& host, const SshOptions& s
 }
 
 }  // namespace
+
+std::vector<std::string> SshCheckArgv(const std::string& host, const SshOptions& ssh,
+                                      int timeout_seconds, const std::string& ssh_program) {
+  std::vector<std::string> argv = {ssh_program, "-o", "BatchMode=yes", "-o",
+                                   "ConnectTimeout=" + std::to_string(timeout_seconds)};
+  for (const std::string& arg : SshOptionArgs(ssh)) argv.push_back(arg);
+  argv.insert(argv.end(), {"--", host, "true"});
+  return argv;
+}
 
 std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hosts,
                                              const SshOptions& ssh, int timeout_seconds,
@@ -61,7 +67,8 @@ std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hos
 std::string DescribeSshFailure(const SshFailure& failure, const SshOptions& ssh) {
   std::vector<std::string> command = {"ssh"};
   for (const std::string& arg : SshOptionArgs(ssh)) command.push_back(arg);
-  command.insert(command.end(), {failure.host, "true"});
+  command.insert(command.end(), {"--", failure.host, "true"});
+  // The host names here passed CheckHostName: nothing in them needs quoting.
   return "cannot reach " + failure.host + " over ssh (" + failure.reason + "): make `" +
          JoinShellWords(command) + "` work from here without a password, or leave " +
          failure.host + " out";

@@ -20,6 +20,11 @@ std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hos
                                              const SshOptions& ssh, int timeout_seconds,
                                              const std::string& ssh_program);
 
+// The reachability check's command for one host: ssh's options, then "--", then the
+// host and the remote command, so the host is never read as an option.
+std::vector<std::string> SshCheckArgv(const std::string& host, const SshOptions& ssh,
+                                      int timeout_seconds, const std::string& ssh_program);
+
 // One line naming the host, why, and what to do about it.
 std::string DescribeSshFailure(const SshFailure& failure, const SshOptions& ssh);
 

@@ -1,7 +1,10 @@
 #include "mpi_ops/gpu_ops.h"
 
+#include <nccl.h>
+
 #include "mpi_ops/cuda_zeros.h"
 #include "mpi_ops/hierarchical_allreduce.h"
+#include "mpi_ops/host_staged_adasum.h"
 #include "mpi_ops/host_staged_op.h"
 #include "mpi_ops/mpi_allgather.h"
 #include "mpi_ops/mpi_allreduce.h"
@@ -27,6 +30,8 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
     HORDE_RETURN_IF_ERROR(resources->devices.Stream(device, &stream));
     return CudaZeros::Create(dtype, shape, device, stream, out);
   });
+  // Before every other GPU allreduce, none of which has Adasum.
+  ops->Register(OpType::kAllreduce, std::make_unique<HostStagedAdasum>(resources, context, timeline));
   if (settings.use_nccl) {
     if (settings.hierarchical_allreduce) {
       ops->Register(OpType::kAllreduce, std::make_unique<HierarchicalAllreduce>(resources, types));
@@ -50,6 +55,8 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
 }
 
 bool GpuOpsBuilt() { return true; }
+
+int NcclVersionBuilt() { return NCCL_VERSION_CODE; }
 
 }  // namespace mpi
 }  // namespace horde

@@ -29,5 +29,9 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
 // Whether this build has the GPU path (for nccl_built() / cuda_built()).
 bool GpuOpsBuilt();
 
+// NCCL_VERSION_CODE of the NCCL this build was compiled against (e.g. 2708 for 2.7.8,
+// 21903 for 2.19.3), 0 without the GPU path: what Horovod's nccl_built() returns.
+int NcclVersionBuilt();
+
 }  // namespace mpi
 }  // namespace horde

@@ -9,5 +9,7 @@ void RegisterGpuOps(OpRegistry*, const std::shared_ptr<MpiContext>&, const std::
 
 bool GpuOpsBuilt() { return false; }
 
+int NcclVersionBuilt() { return 0; }
+
 }  // namespace mpi
 }  // namespace horde

@@ -1,6 +1,7 @@
 #include "mpi_ops/make_runtime.h"
 
 #include "mpi_ops/gpu_ops.h"
+#include "mpi_ops/mpi_adasum_allreduce.h"
 #include "mpi_ops/mpi_allgather.h"
 #include "mpi_ops/mpi_allreduce.h"
 #include "mpi_ops/mpi_alltoall.h"
@@ -23,6 +24,8 @@ std::unique_ptr<Runtime> RuntimeOver(const Config& config, const std::shared_ptr
   gpu.hierarchical_allreduce = config.hierarchical_allreduce;
   // Registered first: the GPU ops are tried before the host ones (and decline host tensors).
   RegisterGpuOps(ops.get(), context, types, timeline, gpu);
+  // Adasum is no MPI reduction op: its own algorithm, tried before the plain allreduce.
+  ops->Register(OpType::kAllreduce, std::make_unique<MpiAdasumAllreduce>(context, timeline));
   ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types, timeline));
   ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context));
   ops->Register(OpType::kBroadcast, std::make_unique<MpiBroadcast>(context));

@@ -35,6 +35,9 @@ void HalfReduce(void* in, void* inout, int* len, MPI_Datatype*) {
 
 template <typename Codec>
 void CreateHalfOps(MPI_Op* ops) {
+  // Ops without an MPI function (Adasum) stay MPI_OP_NULL, which the destructor skips;
+  // a value-initialized MPI_Op is not MPI_OP_NULL in Open MPI.
+  std::fill(ops, ops + kNumReduceOps, MPI_OP_NULL);
   MPI_Op_create(&HalfReduce<Codec, SumOf>, 1, &ops[static_cast<int>(ReduceOp::kSum)]);
   ops[static_cast<int>(ReduceOp::kAverage)] = ops[static_cast<int>(ReduceOp::kSum)];
   MPI_Op_create(&HalfReduce<Codec, MinOf>, 1, &ops[static_cast<int>(ReduceOp::kMin)]);
@@ -49,6 +52,7 @@ MPI_Op BuiltinOp(ReduceOp op) {
     case ReduceOp::kMin: return MPI_MIN;
     case ReduceOp::kMax: return MPI_MAX;
     case ReduceOp::kProduct: return MPI_PROD;
+    case ReduceOp::kAdasum: return MPI_OP_NULL;  // no MPI op: MpiAdasumAllreduce runs it
   }
   return MPI_OP_NULL;
 }

@@ -73,7 +73,8 @@ PYBIND11_MODULE(_ops, m) {
       .value("Average", ReduceOp::kAverage)
       .value("Min", ReduceOp::kMin)
       .value("Max", ReduceOp::kMax)
-      .value("Product", ReduceOp::kProduct);
+      .value("Product", ReduceOp::kProduct)
+      .value("Adasum", ReduceOp::kAdasum);
 
   m.def("init", &torch_ops::Init, py::arg("process_sets"), py::call_guard<py::gil_scoped_release>());
   m.def("shutdown", &torch_ops::Shutdown, py::call_guard<py::gil_scoped_release>());
@@ -87,6 +88,7 @@ PYBIND11_MODULE(_ops, m) {
   m.def("runtime_stats", &StatsDict);
   m.def("mpi_threads_supported", &torch_ops::MpiThreadsSupported);
   m.def("gpu_built", &mpi::GpuOpsBuilt);
+  m.def("nccl_version_built", &mpi::NcclVersionBuilt);
   m.def("start_timeline", &torch_ops::StartTimeline, py::arg("file_path"), py::arg("mark_cycles"),
         py::call_guard<py::gil_scoped_release>());
   m.def("stop_timeline", &torch_ops::StopTimeline, py::call_guard<py::gil_scoped_release>());

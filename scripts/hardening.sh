@@ -3,7 +3,8 @@
 #   build/asan  the C++ test suite (core, MPI runtime on 2 and 4 ranks, launcher) under
 #               AddressSanitizer + UndefinedBehaviorSanitizer, every report fatal
 #   build/tsan  the multi-rank MPI tests (2 and 4 ranks) under ThreadSanitizer
-#   build/fuzz  the wire codec fuzzer (clang + libFuzzer) for HORDE_FUZZ_SECONDS (60)
+#   build/fuzz  the wire codec and launcher parsers fuzzers (clang + libFuzzer), each for
+#               HORDE_FUZZ_SECONDS (60)
 #   the soak test: 10,000 training steps on 2 ranks with the installed package
 #               (${PYTHON:-.venv/bin/python}; scripts/install.sh first)
 # Usage: scripts/hardening.sh [asan] [tsan] [fuzz] [soak]   (no argument: all four)
@@ -67,16 +68,23 @@ run_tsan() {
     sanitized_ctest build/tsan ctest_multi_rank.log -R "$multi_rank_tests"
 }
 
-run_fuzz() {
-  echo "== hardening: wire codec fuzzer for ${fuzz_seconds}s (build/fuzz)"
-  build_tree build/fuzz tests/fuzz -DCMAKE_CXX_COMPILER=clang++ -DHORDE_BUILD_FUZZERS=ON
-  local fuzz_dir=build/fuzz/tests/fuzz
-  mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/crashes"
-  # New inputs go to corpus/ (kept between runs); a crashing input to crashes/.
-  quietly "$fuzz_dir/fuzz.log" timeout $((fuzz_seconds + 120)) "$fuzz_dir/horde_wire_codec_fuzz" \
+# fuzz_target NAME SEEDS: runs build/fuzz/tests/fuzz/NAME for fuzz_seconds from SEEDS.
+fuzz_target() {
+  local name=$1 seeds=$2 fuzz_dir=build/fuzz/tests/fuzz
+  mkdir -p "$fuzz_dir/$name.corpus" "$fuzz_dir/crashes"
+  # New inputs go to NAME.corpus/ (kept between runs); a crashing input to crashes/.
+  quietly "$fuzz_dir/$name.log" timeout $((fuzz_seconds + 120)) "$fuzz_dir/$name" \
     -max_total_time="$fuzz_seconds" -artifact_prefix="$fuzz_dir/crashes/" -print_final_stats=1 \
-    "$fuzz_dir/corpus" "$fuzz_dir/wire_codec_seeds"
-  grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$fuzz_dir/fuzz.log"
+    "$fuzz_dir/$name.corpus" "$seeds"
+  echo "   $name:"
+  grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$fuzz_dir/$name.log"
+}
+
+run_fuzz() {
+  echo "== hardening: the wire codec's and horderun's parsers' fuzzers, ${fuzz_seconds}s each (build/fuzz)"
+  build_tree build/fuzz tests/fuzz -DCMAKE_CXX_COMPILER=clang++ -DHORDE_BUILD_FUZZERS=ON
+  fuzz_target horde_wire_codec_fuzz build/fuzz/tests/fuzz/wire_codec_seeds
+  fuzz_target horde_launcher_parsers_fuzz tests/fuzz/launcher_seeds
 }
 
 run_soak() {

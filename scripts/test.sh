@@ -15,6 +15,18 @@ for np in 1 2 4; do
   timeout 900 scripts/mpirun.sh -np "$np" \
     .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
 done
+for np in 2 4; do
+  echo "== Horovod compatibility (tests/compat, imported as horovod) on $np ranks"
+  timeout 600 scripts/mpirun.sh -np "$np" \
+    .venv/bin/python -m pytest tests/compat -q -p no:cacheprovider --color=no
+done
+for np in 2 4; do
+  echo "== chaos: training through delayed, raising and restarting ranks on $np ranks"
+  # The stall reports the delays provoke are expected: only errors are logged.
+  HORDE_STALL_CHECK_TIME_SECONDS=2 HORDE_STALL_SHUTDOWN_TIME_SECONDS=1 HORDE_LOG_LEVEL=error \
+    timeout 300 scripts/mpirun.sh -np "$np" -x HORDE_STALL_CHECK_TIME_SECONDS \
+    -x HORDE_STALL_SHUTDOWN_TIME_SECONDS -x HORDE_LOG_LEVEL .venv/bin/python tests/chaos/chaos_training.py
+done
 echo "== examples on 2 ranks"
 tests/examples/run_examples.sh
 
@@ -29,6 +41,9 @@ echo "== launcher: horderun on this machine"
 timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --color=no
 echo "== launcher: a two-host job over ssh between two network namespaces"
 timeout 300 tests/launcher/multihost_netns_test.sh
+
+echo "== elastic: horderun generations with real SIGKILLs, host updates and failure modes"
+timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
 
 echo "== hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
 scripts/hardening.sh

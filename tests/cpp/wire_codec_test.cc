@@ -13,7 +13,7 @@ namespace {
 
 auto Fields(const Request& r) {
   return std::tie(r.rank, r.name, r.op, r.dtype, r.shape, r.reduce_op, r.prescale, r.postscale,
-                  r.root, r.device);
+                  r.root, r.device, r.group, r.group_size, r.numbering_epoch);
 }
 
 auto Fields(const Response& r) {
@@ -29,6 +29,7 @@ RequestList EveryKindOfRequest() {
   RequestList list;
   list.shutdown = true;
   list.failure = "RuntimeError: boom ✗";
+  list.numbering_epoch = 7;
   int i = 0;
   for (int op = 0; op < kNumOpTypes; ++op) {
     for (int dtype = 0; dtype < kNumDataTypes; ++dtype) {
@@ -44,6 +45,9 @@ RequestList EveryKindOfRequest() {
         r.postscale = -1.0 / (i + 3);
         r.root = i % 7;
         r.device = i % 3 - 1;  // cpu, cuda:0 and cuda:1
+        if (i % 5 == 0) r.group = "g" + std::to_string(i);
+        r.group_size = i % 5 == 0 ? 3 : 0;
+        r.numbering_epoch = i % 4 - 1;  // named (-1) and numbered in epochs 0-2
         list.requests.push_back(r);
       }
     }
@@ -89,6 +93,7 @@ TEST(WireCodec, RequestListRoundTripsEveryField) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(decoded.shutdown);
   EXPECT_EQ(decoded.failure, original.failure);
+  EXPECT_EQ(decoded.numbering_epoch, original.numbering_epoch);
   ASSERT_EQ(decoded.requests.size(), original.requests.size());
   for (size_t i = 0; i < original.requests.size(); ++i) {
     EXPECT_EQ(Fields(decoded.requests[i]), Fields(original.requests[i])) << "request " << i;
@@ -158,11 +163,11 @@ TEST(WireCodec, BadMagicIsRejected) {
 }
 
 // Byte layout of a list holding one request named `name` with a 1-d shape.
-// A list starts with its magic byte, the shutdown flag and the (empty) failure text's
-// 4-byte length.
-constexpr size_t kCountAt = 6;
-constexpr size_t kNameLengthAt = 14;
-size_t OpAt(const std::string& name) { return 18 + name.size(); }
+// A list starts with its magic byte, the shutdown flag, the (empty) failure text's
+// 4-byte length and the 4-byte numbering epoch.
+constexpr size_t kCountAt = 10;
+constexpr size_t kNameLengthAt = 18;
+size_t OpAt(const std::string& name) { return 22 + name.size(); }
 size_t ShapeCountAt(const std::string& name) { return OpAt(name) + 2; }
 size_t ReduceOpAt(const std::string& name) { return ShapeCountAt(name) + 4 + 8; }
 
@@ -256,7 +261,7 @@ TEST(WireCodec, HugeLengthPrefixesAreRejectedWithoutAllocating) {
     size_t offset;
     uint32_t old;
   };
-  for (Case c : {Case{&with_name, kCountAt, 1}, Case{&with_name, 12, 1}, Case{&with_name, 16, 1},
+  for (Case c : {Case{&with_name, 6, 1}, Case{&with_name, 12, 1}, Case{&with_name, 16, 1},
                  Case{&without_name, 16, 0}, Case{&without_name, kFirstDimsAt, 0}}) {
     std::string bytes = *c.valid;
     PatchU32(&bytes, c.offset, c.old, kHuge);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 namespace horde::launcher {
 namespace {
 
@@ -26,6 +28,16 @@ TEST(EnvForwarding, LeavesOutWhatHorderunSets) {
 
 TEST(EnvForwarding, OnlyVariablesThatAreSet) {
   EXPECT_TRUE(ForwardedVariables({{"HOME", "/"}}, {}).empty());
+}
+
+TEST(EnvForwarding, RefusesNamesAndValuesThatCouldReadAsMoreThanOneVariable) {
+  EXPECT_USAGE_ERROR(ForwardedVariables({{"HORDE_X", "1\nLD_PRELOAD=/tmp/evil.so"}}, {}),
+                     "cannot forward HORDE_X to the ranks: its value holds a line break");
+  EXPECT_USAGE_ERROR(ForwardedVariables({{"NCCL_A,LD_PRELOAD", "1"}}, {}),
+                     "cannot forward the environment variable 'NCCL_A,LD_PRELOAD'");
+  EXPECT_USAGE_ERROR(ForwardedVariables({{"PATH", "/bin\r"}}, {}), "line break");
+  // What horderun sets itself is not forwarded, so it is not checked either.
+  EXPECT_TRUE(ForwardedVariables({{"HORDE_X", "a\nb"}}, {{"HORDE_X", "1"}}).empty());
 }
 
 }  // namespace

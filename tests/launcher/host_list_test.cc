@@ -27,7 +27,7 @@ TEST(HostList, RejectsBadEntries) {
   EXPECT_USAGE_ERROR(ParseHostList("a:2,,b:2"), "has no host name");
   EXPECT_USAGE_ERROR(ParseHostList("a:2,"), "has an empty entry");
   EXPECT_USAGE_ERROR(ParseHostList(""), "has an empty entry");
-  EXPECT_USAGE_ERROR(ParseHostList("a b:2"), "contains a space");
+  EXPECT_USAGE_ERROR(ParseHostList("a b:2"), "host name 'a b' is not allowed: it contains ' '");
   EXPECT_USAGE_ERROR(ParseHostList("a:2,b:1,a:1"), "host 'a' is listed twice");
 }
 

@@ -118,5 +118,20 @@ TEST(LauncherOptions, RejectsBadForms) {
   EXPECT_USAGE_ERROR(ParseOptions({"--mpi-args", "'oops", "x"}), "unterminated");
 }
 
+TEST(LauncherOptions, NetworkInterfaceTakesInterfaceNamesOnly) {
+  EXPECT_EQ(ParseOptions({"--network-interface", "eth0,ib0,bond0.100", "x"}).network_interface,
+            "eth0,ib0,bond0.100");
+  EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "eth0 --mca x y", "x"}),
+                     "--network-interface: 'eth0 --mca x y' is not an interface name");
+  EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "-x", "x"}), "is not an interface name");
+  EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "eth0,", "x"}), "expects interface names");
+  EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "averyveryverylong0", "x"}),
+                     "is not an interface name");
+}
+
+TEST(LauncherOptions, HelpSaysMpiArgsAreATrustedPassThrough) {
+  EXPECT_NE(HelpText().find("passed on unchecked (trusted)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace horde::launcher

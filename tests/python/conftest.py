@@ -22,51 +22,21 @@ import torch
 
 import horde.torch as hvd
 
-DEFAULT_TIMEOUT_S = 120
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pytest_ranks import limit_every_test, report_only_on_rank_zero  # noqa: E402
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    if not config.pluginmanager.hasplugin("timeout"):
-        raise pytest.UsageError("tests/python needs pytest-timeout (Debian: python3-pytest-timeout)")
     # Process sets may be added and removed after init (test_process_sets.py); the
     # variable changes nothing else.
     os.environ.setdefault("HORDE_DYNAMIC_PROCESS_SETS", "1")
     hvd.init()
-    if hvd.rank() != 0:  # trylast: the terminal reporter exists by now
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            config.pluginmanager.unregister(reporter)
-        config.pluginmanager.register(FailureReporter(hvd.rank()), "horde_failure_reporter")
+    report_only_on_rank_zero(config, hvd.rank())  # trylast: the terminal reporter exists by now
 
 
 def pytest_collection_modifyitems(config, items):
-    """Gives every test a time limit unless --timeout, PYTEST_TIMEOUT, the ini file or a
-    timeout marker sets one. The thread method also fires while the main thread waits
-    inside C++, where a SIGALRM handler would not run until the wait returned."""
-    configured = config.getoption("timeout") is not None or config.getini("timeout")
-    if configured or os.environ.get("PYTEST_TIMEOUT"):
-        return
-    for item in items:
-        if item.get_closest_marker("timeout") is None:
-            item.add_marker(pytest.mark.timeout(DEFAULT_TIMEOUT_S, method="thread"))
-
-
-class FailureReporter:
-    """Replaces pytest's report on ranks other than 0: prints only failures, to stderr."""
-
-    def __init__(self, rank):
-        self.rank = rank
-
-    def pytest_runtest_logreport(self, report):
-        if report.failed:
-            sys.stderr.write(f"\n[rank {self.rank}] FAILED {report.nodeid} ({report.when})\n"
-                             f"{report.longreprtext}\n")
-
-    def pytest_collectreport(self, report):
-        if report.failed:
-            sys.stderr.write(f"\n[rank {self.rank}] ERROR collecting {report.nodeid}\n"
-                             f"{report.longreprtext}\n")
+    limit_every_test(config, items)
 
 
 @pytest.fixture

@@ -29,10 +29,34 @@ def test_single_node_topology():
     assert hvd.is_homogeneous() is True
 
 
-@pytest.mark.parametrize("flag", ["mpi_threads_supported", "mpi_enabled", "mpi_built", "nccl_built",
-                                  "cuda_built", "rocm_built", "gloo_built", "gloo_enabled"])
+@pytest.mark.parametrize("flag", ["mpi_threads_supported", "mpi_enabled", "mpi_built", "cuda_built",
+                                  "rocm_built", "gloo_built", "gloo_enabled", "ccl_built",
+                                  "ddl_built"])
 def test_flags_are_bools(flag):
     assert isinstance(getattr(hvd, flag)(), bool)
+
+
+def test_nccl_built_is_the_nccl_version_as_horovod_returns_it():
+    """An int, as NCCL_VERSION_CODE (2708 for 2.7.8; 21903 for 2.19.3), 0 without NCCL, so
+    `hvd.nccl_built() >= 2700` takes the same branch as under Horovod."""
+    version = hvd.nccl_built()
+    assert type(version) is int
+    if hvd.cuda_built():
+        assert version >= 2000
+    else:
+        assert version == 0
+
+
+def test_backends_horde_does_not_have_are_false():
+    assert hvd.ccl_built() is False and hvd.ddl_built() is False
+    assert hvd.gloo_built() is False and hvd.rocm_built() is False
+
+
+def test_hosts_updated_interrupt_is_horovods():
+    from horde.common.exceptions import HostsUpdatedInterrupt
+    assert hvd.HostsUpdatedInterrupt is HostsUpdatedInterrupt
+    assert issubclass(HostsUpdatedInterrupt, RuntimeError)
+    assert HostsUpdatedInterrupt(True).skip_sync is True
 
 
 def test_mpi_is_built_and_enabled():

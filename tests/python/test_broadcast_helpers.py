@@ -298,3 +298,35 @@ def test_allgather_object(kind, named):
             assert_objects_equal(item, make(r))
         else:
             assert item == make(r)
+
+
+def test_broadcast_optimizer_state_with_an_untrainable_parameter():
+    """Horovod's test_broadcast_state_no_grad: after the broadcast the trainable parameter
+    has a zero gradient (a script may broadcast it) and the untrainable one keeps None;
+    no step was taken, so the parameters are unchanged."""
+    class ModelNoGrad(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Parameter(torch.tensor([1, 3], dtype=torch.int32), requires_grad=False)
+            self.b = torch.nn.Parameter(torch.rand(4))
+
+        def forward(self, x):
+            return torch.index_select(self.b, 0, self.a.long()) * x
+
+    model = ModelNoGrad()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.001, weight_decay=1e-6, momentum=0.9,
+                                nesterov=True)
+    optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    weights = model.b.detach().clone()
+    hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+    a, b = optimizer.param_groups[0]["params"]
+    assert a.grad is None
+    assert torch.equal(b.grad, torch.zeros(4))
+    assert torch.equal(hvd.broadcast(b.grad, root_rank=0), b.grad)
+    assert torch.equal(model.b.detach(), weights)
+    # Training goes on as usual from there.
+    optimizer.zero_grad()
+    model(torch.ones(2)).sum().backward()
+    optimizer.step()
+    assert not torch.equal(model.b.detach(), weights)

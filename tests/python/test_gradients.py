@@ -36,15 +36,31 @@ def test_allreduce_gradient_is_allreduce_of_gradients(rank_tensor, op_name, pres
     torch.testing.assert_close(grad, expected)
 
 
+@pytest.mark.parametrize("op_name", ["Min", "Max", "Product"])
+def test_allreduce_gradient_with_min_max_product_is_that_allreduce_of_gradients(rank_tensor, op_name):
+    """Horovod's rule for every op: the gradient is the allreduce, with the same op, of the
+    incoming gradients (not the derivative of min/max/product)."""
+    op = getattr(hvd, op_name)
+    weights = weights_of_every_rank(rank_tensor, (3, 2))
+    grad = backward_through(lambda t: hvd.allreduce(t, name=f"grad.allreduce.{op_name}", op=op),
+                            torch.ones(3, 2, dtype=DTYPE), weights[hvd.rank()])
+    expected = weights[0]
+    for w in weights[1:]:
+        expected = {"Min": torch.minimum, "Max": torch.maximum, "Product": torch.mul}[op_name](expected, w)
+    torch.testing.assert_close(grad, expected)
+
+
 @pytest.mark.parametrize("trailing", [(), (3,)], ids=["1d", "2d"])
-def test_allgather_gradient_is_own_slice_of_summed_gradients(rank_tensor, trailing):
+def test_allgather_gradient_is_own_slice_of_averaged_gradients(rank_tensor, trailing):
+    """Horovod's rule: allreduce(grad, average=True), then this rank's rows."""
     rows = [r + 1 for r in range(hvd.size())]
     weights = weights_of_every_rank(rank_tensor, (sum(rows),) + trailing)
     mine = torch.ones((rows[hvd.rank()],) + trailing, dtype=DTYPE)
     grad = backward_through(lambda t: hvd.allgather(t, name=f"grad.allgather.{len(trailing) + 1}d"),
                             mine, weights[hvd.rank()])
     offset = sum(rows[:hvd.rank()])
-    torch.testing.assert_close(grad, sum(weights)[offset:offset + rows[hvd.rank()]])
+    averaged = sum(weights) / hvd.size()
+    torch.testing.assert_close(grad, averaged[offset:offset + rows[hvd.rank()]])
 
 
 @pytest.mark.parametrize("root_choice", ["first", "last"])

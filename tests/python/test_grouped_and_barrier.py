@@ -94,8 +94,8 @@ def test_grouped_allgather_gradient(rank_tensor):
     sum((g * w).sum() for g, w in zip(gathered, weights[me])).backward()
     for i, tensor in enumerate(mine):
         offset = sum(q + i for q in range(me))
-        summed = sum(weights[r][i] for r in range(hvd.size()))
-        torch.testing.assert_close(tensor.grad, summed[offset:offset + me + i])
+        averaged = sum(weights[r][i] for r in range(hvd.size())) / hvd.size()
+        torch.testing.assert_close(tensor.grad, averaged[offset:offset + me + i])
 
 
 def test_grouped_reducescatter_gradient(rank_tensor):
@@ -107,7 +107,8 @@ def test_grouped_reducescatter_gradient(rank_tensor):
     outputs = hvd.grouped_reducescatter(mine, name="grouped.reducescatter.grad", op=hvd.Average,
                                         prescale_factor=3.0)
     (outputs[0] * weights[me]).sum().backward()
-    torch.testing.assert_close(mine[0].grad, torch.cat(weights) * 3.0 / hvd.size())
+    # Horovod's rule for Average: the allgathered gradient times the scale factors.
+    torch.testing.assert_close(mine[0].grad, torch.cat(weights) * 3.0)
     assert mine[1].grad is None or torch.count_nonzero(mine[1].grad) == 0
 
 

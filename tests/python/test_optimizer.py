@@ -330,3 +330,30 @@ def test_two_optimizers_with_groups_use_distinct_names(monkeypatch):
     assert len(seen[0]) == 2 and len(seen[1]) == 2, f"the spy saw {seen}: update it if the optimizer " \
         "no longer calls horde.torch.optimizer.grouped_allreduce_async_"
     assert not seen[0] & seen[1], f"both optimizers use the group names {seen[0] & seen[1]}"
+
+
+def test_a_submission_that_fails_inside_backward_fails_the_step_and_the_next_step_works():
+    """horde shut down under the optimizer: every gradient's submission fails inside
+    backward() (ValueError: not initialized). backward() completes, step() raises the
+    first error, and once horde is back the next zero_grad/backward/step trains as usual."""
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                         named_parameters=model.named_parameters())
+    x = torch.ones(2, 3)
+    hvd.shutdown()
+    try:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        with pytest.raises(ValueError, match="has not been initialized"):
+            optimizer.step()
+    finally:
+        hvd.init()
+    before = [p.detach().clone() for p in model.parameters()]
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+    assert all(not torch.equal(p, b) for p, b in zip(model.parameters(), before))
+    gathered = hvd.allgather_object([p.detach() for p in model.parameters()])
+    assert all(torch.equal(a, b) for other in gathered for a, b in zip(gathered[0], other))

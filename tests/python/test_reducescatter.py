@@ -141,7 +141,8 @@ def test_reducescatter_shapes_must_match_on_every_rank():
 def test_reducescatter_gradient_is_the_scaled_allgather_of_gradients(rank_tensor, op_name,
                                                                     prescale, postscale):
     """loss = (output * w).sum() with this rank's w: the gradient of each rank's rows is
-    the w of the rank that kept them, times the forward pass's scale."""
+    the w of the rank that kept them, times the scale factors and, for Sum, the set's
+    size (Horovod's rule: Average gives the allgathered gradient unscaled)."""
     d = 2 * hvd.size() + 1
     shares = [rows_of(r, d) for r in range(hvd.size())]
     weights = [rank_tensor(r, (end - start, 2), torch.float64, -2, 2) for r, (start, end) in enumerate(shares)]
@@ -149,6 +150,6 @@ def test_reducescatter_gradient_is_the_scaled_allgather_of_gradients(rank_tensor
     output = hvd.reducescatter(mine, name=f"reducescatter.grad.{op_name}.{prescale}", op=OPS[op_name],
                                prescale_factor=prescale, postscale_factor=postscale)
     (output * weights[hvd.rank()]).sum().backward()
-    scale = prescale * postscale / (hvd.size() if op_name == "Average" else 1)
+    scale = prescale * postscale * (1 if op_name == "Average" else hvd.size())
     torch.testing.assert_close(mine.grad, torch.cat(weights) * scale)
 

@@ -244,3 +244,43 @@ def test_low_precision_input_uses_float32_statistics(dtype, module_dtype):
         assert value.dtype == param_dtype and torch.isfinite(value).all(), name
         torch.testing.assert_close(value.float(), getattr(reference, name), **buffer_tol,
                                    msg=lambda m: f"{name}: {m}")
+
+
+def test_a_sync_batch_norm_training_loop_runs_on_the_fast_path_after_its_first_step():
+    """SyncBatchNorm's reductions are named by what they carry, not numbered per call, so
+    from the second step on every negotiation is a response-cache hit: no slow rounds."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), hvd.SyncBatchNorm(8), torch.nn.ReLU(),
+                                torch.nn.Linear(8, 3), hvd.SyncBatchNorm(3))
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.01),
+                                         named_parameters=model.named_parameters())
+    x = torch.randn(5, 6, generator=torch.Generator().manual_seed(hvd.rank()))
+
+    def step():
+        optimizer.zero_grad()
+        model(x).pow(2).sum().backward()
+        optimizer.step()
+
+    step()
+    step()
+    before = hvd.runtime_stats()
+    for _ in range(5):
+        step()
+    after = hvd.runtime_stats()
+    assert after["slow_rounds"] == before["slow_rounds"]
+    # Per step: the 8 gradients' reductions and, with more than one rank, two layers x
+    # (sums, squares, grads).
+    per_step = 8 + (6 if hvd.size() > 1 else 0)
+    assert after["cache_hits"] - before["cache_hits"] >= 5 * per_step
+
+
+def test_an_unnamed_broadcast_object_every_step_stays_on_the_fast_path():
+    hvd.broadcast_object({"step": 7}, root_rank=0)  # its first time is negotiated
+    before = hvd.runtime_stats()
+    for step in range(5):
+        got = hvd.broadcast_object({"step": 7} if hvd.rank() == 0 else None, root_rank=0)
+        assert got == {"step": 7}
+    after = hvd.runtime_stats()
+    assert after["slow_rounds"] == before["slow_rounds"]
+    assert after["cache_hits"] - before["cache_hits"] >= 10

@@ -118,20 +118,25 @@ class HordeBasics:
         """True when MPI provides MPI_THREAD_MULTIPLE, so user code may use MPI (e.g. mpi4py)."""
         return self._ops.mpi_threads_supported()
 
+    # What this build has, with Horovod's return types: bools, except nccl_built()'s int.
     @staticmethod
     def mpi_enabled():
+        """True: horde always runs its collectives over MPI."""
         return True
 
     @staticmethod
     def mpi_built():
+        """True: horde is always built with MPI."""
         return True
 
     def nccl_built(self):
-        """True when this build has the GPU path (CUDA kernels and NCCL collectives)."""
-        return self._ops.gpu_built()
+        """The NCCL version this build was compiled against, as NCCL_VERSION_CODE (e.g.
+        2708 for 2.7.8, 21903 for 2.19.3), or 0 in a build without the GPU path."""
+        return int(self._ops.nccl_version_built())
 
     def cuda_built(self):
-        return self._ops.gpu_built()
+        """True when this build has the GPU path (CUDA kernels and NCCL collectives)."""
+        return bool(self._ops.gpu_built())
 
     @staticmethod
     def rocm_built():
@@ -143,6 +148,14 @@ class HordeBasics:
 
     @staticmethod
     def gloo_enabled():
+        return False
+
+    @staticmethod
+    def ccl_built():
+        return False
+
+    @staticmethod
+    def ddl_built():
         return False
 
     def runtime_stats(self):

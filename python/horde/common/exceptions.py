@@ -9,3 +9,13 @@ class HordeInternalError(RuntimeError):
 
 # Horovod's name, so `except hvd.HorovodInternalError` keeps working.
 HorovodInternalError = HordeInternalError
+
+
+class HostsUpdatedInterrupt(RuntimeError):
+    """Raised in an elastic job when hosts were added or removed: the training function
+    is interrupted so the job can re-form. ``skip_sync`` is True when the state needs no
+    sync afterwards (only hosts were added and nothing was lost), as in Horovod."""
+
+    def __init__(self, skip_sync=False):
+        super().__init__("the job's hosts were updated")
+        self.skip_sync = skip_sync

@@ -1,19 +1,19 @@
 """horde for PyTorch: ``import horde.torch as hvd``, a drop-in for ``horovod.torch``."""
 
-from horde.common.exceptions import HordeInternalError, HorovodInternalError
+from horde.common.exceptions import HordeInternalError, HorovodInternalError, HostsUpdatedInterrupt
 from horde.common.process_sets import ProcessSet, global_process_set
 from horde.torch.compression import Compression
 from horde.torch.functions import (
     allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters,
 )
 from horde.torch.mpi_ops import (
-    Average, Max, Min, Product, Sum,
+    Adasum, Average, Max, Min, Product, Sum,
     add_process_set, remove_process_set,
     allgather, allgather_async,
     allreduce, allreduce_, allreduce_async, allreduce_async_,
     alltoall, alltoall_async, barrier,
     broadcast, broadcast_, broadcast_async, broadcast_async_,
-    cross_rank, cross_size, cuda_built, gloo_built, gloo_enabled,
+    ccl_built, cross_rank, cross_size, cuda_built, ddl_built, gloo_built, gloo_enabled,
     grouped_allgather, grouped_allgather_async,
     grouped_allreduce, grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_,
     grouped_reducescatter, grouped_reducescatter_async,
@@ -24,3 +24,4 @@ from horde.torch.mpi_ops import (
 )
 from horde.torch.optimizer import DistributedOptimizer
 from horde.torch.sync_batch_norm import SyncBatchNorm
+from horde.torch import elastic

@@ -7,7 +7,7 @@ from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.allreduce_ops import grouped_allreduce
 from horde.torch.handles import group_handle, op_name, synchronize
-from horde.torch.reduce_op import Sum
+from horde.torch.reduce_op import Average
 
 
 def allgather_async(tensor, name=None, process_set=global_process_set):
@@ -19,8 +19,10 @@ def allgather_async(tensor, name=None, process_set=global_process_set):
 
 def _allgather_gradients(grad_outputs, shapes, process_set):
     """The gradients of allgathered tensors of the given shapes: this rank's rows of the
-    summed incoming gradients (a scalar gathers as one row)."""
-    reduced = grouped_allreduce(list(grad_outputs), op=Sum, process_set=process_set)
+    averaged incoming gradients (a scalar gathers as one row). Horovod's rule: the average,
+    not the sum, so identical losses on every rank give each input the gradient it would
+    have without the allgather."""
+    reduced = grouped_allreduce(list(grad_outputs), op=Average, process_set=process_set)
     rows = [shape[0] if len(shape) else 1 for shape in shapes]
     every_rank_rows = allgather(torch.tensor([rows], dtype=torch.int64), process_set=process_set)
     offsets = every_rank_rows[:process_set.rank()].sum(0).tolist()
@@ -29,7 +31,7 @@ def _allgather_gradients(grad_outputs, shapes, process_set):
 
 
 class HordeAllgather(torch.autograd.Function):
-    """Allgather whose gradient is this rank's slice of the summed incoming gradient."""
+    """Allgather whose gradient is this rank's slice of the averaged incoming gradient."""
 
     @staticmethod
     def forward(ctx, tensor, name, process_set):
@@ -58,7 +60,7 @@ def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
 
 
 class HordeGroupedAllgather(torch.autograd.Function):
-    """Grouped allgather whose gradients are this rank's slices of the summed incoming
+    """Grouped allgather whose gradients are this rank's slices of the averaged incoming
     gradients."""
 
     @staticmethod

@@ -85,9 +85,13 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
 
     Unlike Horovod, an optimizer that has not stepped yet is not stepped here: the state
     travels as it is (empty, if the root has none), so broadcasting leaves the training
-    trajectory unchanged.
+    trajectory unchanged. What a Horovod script can observe of that step is kept: on a
+    rank whose optimizer had no state, each trainable parameter without a gradient gets
+    a zero one (sparse for SparseAdam), and untrainable parameters keep ``None``.
     """
     state = optimizer.state_dict()
+    if not state["state"]:
+        _give_zero_gradients(optimizer)
     is_root = rank() == root_rank
     # The structure, with each tensor replaced by its shape, dtype and whether it is on a
     # GPU, travels pickled; the tensors themselves are broadcast in place, in the
@@ -119,6 +123,17 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
     optimizer.load_state_dict(new_state)
 
 
+def _give_zero_gradients(optimizer):
+    """Zero gradients where Horovod's initializing step would leave them: on trainable
+    parameters that have none."""
+    sparse = isinstance(optimizer, torch.optim.SparseAdam)
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.requires_grad and p.grad is None:
+                zeros = torch.zeros_like(p)
+                p.grad = zeros.to_sparse() if sparse else zeros
+
+
 def _to_bytes_tensor(obj):
     buffer = io.BytesIO()
     pickle.dump(obj, buffer)
@@ -130,16 +145,19 @@ def _from_bytes_tensor(tensor):
 
 
 def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set):
-    """Returns root_rank's ``obj`` (any picklable object) on every rank of ``process_set``."""
-    prefix = name or "broadcast_object"
+    """Returns root_rank's ``obj`` (any picklable object) on every rank of ``process_set``.
+
+    Without a ``name`` the two broadcasts (the size, then the bytes) are named by the root
+    and the size, not numbered, so a loop that broadcasts an object every step stays in
+    the response cache."""
+    prefix = name or f"horde.broadcast_object.r{root_rank}"
     payload = _to_bytes_tensor(obj) if rank() == root_rank else None
     length = torch.tensor([payload.numel() if payload is not None else 0], dtype=torch.int64)
-    broadcast_(length, root_rank, name=None if name is None else f"{prefix}.size",
-               process_set=process_set)
+    broadcast_(length, root_rank, name=f"{prefix}.size", process_set=process_set)
     if payload is None:
         payload = torch.empty(int(length.item()), dtype=torch.uint8)
-    broadcast_(payload, root_rank, name=None if name is None else f"{prefix}.bytes",
-               process_set=process_set)
+    bytes_name = f"{prefix}.bytes" if name else f"{prefix}.bytes.{payload.numel()}"
+    broadcast_(payload, root_rank, name=bytes_name, process_set=process_set)
     return obj if rank() == root_rank else _from_bytes_tensor(payload)
 
 

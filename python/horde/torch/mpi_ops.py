@@ -10,7 +10,7 @@ are differentiable.
 
 # Every name imported here is a re-export; this module defines nothing of its own.
 from horde.common.basics import HordeBasics
-from horde.common.exceptions import HordeInternalError, HorovodInternalError
+from horde.common.exceptions import HordeInternalError, HorovodInternalError, HostsUpdatedInterrupt
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch.allgather_ops import (
     HordeAllgather, HordeGroupedAllgather,
@@ -23,7 +23,8 @@ from horde.torch.allreduce_ops import (
 )
 from horde.torch.alltoall_ops import HordeAlltoall, alltoall, alltoall_async
 from horde.torch.basics import (
-    add_process_set, cross_rank, cross_size, cuda_built, gloo_built, gloo_enabled, init,
+    add_process_set, ccl_built, cross_rank, cross_size, cuda_built, ddl_built, gloo_built,
+    gloo_enabled, init,
     is_homogeneous, is_initialized, local_rank, local_size, mpi_built, mpi_enabled,
     mpi_threads_supported, nccl_built, rank, remove_process_set, rocm_built, runtime_stats,
     shutdown, size, start_timeline, stop_timeline,
@@ -34,7 +35,7 @@ from horde.torch.broadcast_ops import (
 from horde.torch.compression import Compression
 from horde.torch.handles import poll, synchronize
 from horde.torch.join_barrier_ops import barrier, join
-from horde.torch.reduce_op import Average, Max, Min, Product, Sum
+from horde.torch.reduce_op import Adasum, Average, Max, Min, Product, Sum
 from horde.torch.reducescatter_ops import (
     HordeGroupedReducescatter, HordeReducescatter,
     grouped_reducescatter, grouped_reducescatter_async, reducescatter, reducescatter_async,

@@ -12,35 +12,14 @@ from contextlib import contextmanager
 import torch
 
 from horde.common.process_sets import global_process_set
+from horde.torch import adasum_optimizer
 from horde.torch.compression import Compression
 from horde.torch.gradient_buckets import GradientBuckets
 from horde.torch.mpi_ops import (
     Average, Max, allreduce, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async,
     synchronize,
 )
-
-
-def _parameter_names(param_groups, named_parameters):
-    """Maps each parameter to the name its allreduce uses, checking the names given."""
-    all_params = [p for group in param_groups for p in group["params"]]
-    if named_parameters is None:
-        return {p: f"grad.noname.{i}" for i, p in enumerate(all_params)}
-    named_parameters = list(named_parameters)
-    if any(not isinstance(item, tuple) or len(item) != 2 for item in named_parameters):
-        raise ValueError("named_parameters should be a sequence of (name, parameter) tuples, "
-                         "usually model.named_parameters()")
-    names = [name for name, _ in named_parameters]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise ValueError("parameter names in named_parameters must be unique; duplicates: "
-                         + ", ".join(duplicates))
-    by_param = {p: f"grad.{name}" for name, p in named_parameters}
-    unnamed = [p for p in all_params if p not in by_param]
-    if unnamed:
-        raise ValueError(f"named_parameters was given, but {len(unnamed)} of the optimizer's "
-                         "parameters are not in it; pass model.named_parameters() of the model "
-                         "whose parameters the optimizer holds")
-    return by_param
+from horde.torch.parameter_names import parameter_names
 
 
 def _split_groups(params, groups, num_groups):
@@ -69,7 +48,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             raise ValueError("backward_passes_per_step must be at least 1")
         if gradient_predivide_factor != 1.0 and op != Average:
             raise ValueError("gradient_predivide_factor needs op=Average")
-        self._parameter_names = _parameter_names(self.param_groups, named_parameters)
+        self._parameter_names = parameter_names(self.param_groups, named_parameters)
         self._compression = compression
         self._op = op
         self._backward_passes_per_step = backward_passes_per_step
@@ -83,6 +62,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._trainable = trainable
         # parameter -> sparse_dim of its gradient (0: dense), as every rank agreed on it.
         self._layout = {}
+        # parameter -> sparse_dim of a sparse gradient reduced as dense in this step; it is
+        # written back sparse, so optimizers such as SparseAdam still get sparse gradients.
+        self._densified = {}
+        self._submit_error = None  # the first failed submission of this step
         self._groups = _split_groups(trainable, groups, num_groups)
         self._group_of = {p: i for i, group in enumerate(self._groups) for p in group}
         self._delay = {p: backward_passes_per_step for p in trainable}
@@ -119,11 +102,17 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def _on_gradient_ready(self, p):
         if self._delay[p] <= 0:
             raise AssertionError(
-                "gradients were computed more than backward_passes_per_step times before "
-                "step(); raise backward_passes_per_step to accumulate gradients locally")
+                "Gradients were computed more than backward_passes_per_step times before call "
+                "to step(). Increase backward_passes_per_step to accumulate gradients locally.")
         self._delay[p] -= 1
         if self._delay[p] == 0:
-            self._start(p)
+            try:
+                self._start(p)
+            except Exception as e:  # noqa: BLE001 - synchronize() raises it, after the rest
+                # A failed submission (horde shut down, say) is raised by synchronize()
+                # once the reductions that did start are done, not from inside backward,
+                # so the step can be cleaned up like any failed step.
+                self._submit_error = self._submit_error or e
 
     def _start(self, p):
         """Starts reducing p's gradient, alone or as the last ready member of its group
@@ -142,6 +131,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             p.grad = self._zero_gradient(p, sparse=group is None and not self._sparse_as_dense)
         # A group is reduced as one dense unit, so its sparse members are densified too.
         if p.grad.is_sparse and (self._sparse_as_dense or group is not None):
+            self._densified[p] = p.grad.sparse_dim()
             p.grad = p.grad.to_dense()
         if p.grad.is_sparse:
             self._pending[p] = (sparse_allreduce_async(p.grad, self._parameter_names[p], self._op,
@@ -203,47 +193,91 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def synchronize(self):
         """Waits for every gradient's allreduce and writes the results into .grad. Starts
-        the reduction of gradients that never appeared (zeros), so no rank waits."""
-        if self._buckets is not None:
-            return self._synchronize_buckets()
-        if len(self._layout) < len(self._trainable):
-            self._agree_on_layouts()
-        waiting_in_groups = {p for ready in self._ready_in_group.values() for p in ready}
-        for p in self._trainable:
-            if p not in self._pending and p not in waiting_in_groups:
-                self._start(p)
-        group_results = {}
-        for p, (handle, ctx, sent) in self._pending.items():
-            self._delay[p] = self._backward_passes_per_step
-            if callable(handle):
-                p.grad = handle()
-                continue
-            if isinstance(handle, tuple):
-                group_handle, index = handle
-                if group_handle not in group_results:
-                    group_results[group_handle] = synchronize(group_handle)
-                output = group_results[group_handle][index]
+        the reduction of gradients that never appeared (zeros), so no rank waits.
+
+        If a reduction fails, it still waits for all the others, then raises the first
+        error; either way the next backward() starts a fresh step, so a script that
+        catches the error can go on with zero_grad(), backward() and step()."""
+        try:
+            if self._buckets is not None:
+                self._synchronize_buckets()
             else:
-                output = synchronize(handle)
-            output = self._compression.decompress(output, ctx)
-            if output is not p.grad:
-                with torch.no_grad():
-                    p.grad.copy_(output)
+                self._synchronize_gradients()
+        finally:
+            self._start_new_step()
+        self._synchronized = True
+
+    def _start_new_step(self):
+        self._submit_error = None
         self._pending.clear()
         self._ready_in_group.clear()
-        self._synchronized = True
+        self._densified.clear()
+        self._bucket_handles.clear()
+        if self._buckets is not None:
+            self._buckets.new_step()
+        for p in self._trainable:
+            self._delay[p] = self._backward_passes_per_step
+
+    def _synchronize_gradients(self):
+        error = self._submit_error
+        try:
+            if len(self._layout) < len(self._trainable):
+                self._agree_on_layouts()
+            waiting_in_groups = {p for ready in self._ready_in_group.values() for p in ready}
+            for p in self._trainable:
+                if p not in self._pending and p not in waiting_in_groups:
+                    self._start(p)
+        except Exception as e:  # noqa: BLE001 - raised once every started reduction is done
+            error = e
+        group_results = {}
+        for p, (handle, ctx, _) in self._pending.items():
+            try:
+                self._write_back(p, handle, ctx, group_results)
+            except Exception as e:  # noqa: BLE001 - the first error is raised below
+                error = error or e
+        if error is not None:
+            raise error
+
+    def _write_back(self, p, handle, ctx, group_results):
+        """Waits for p's reduction and writes the result into p.grad."""
+        if callable(handle):
+            p.grad = handle()
+            return
+        if isinstance(handle, tuple):
+            group_handle, index = handle
+            if group_handle not in group_results:
+                try:
+                    group_results[group_handle] = synchronize(group_handle)
+                except Exception as e:  # noqa: BLE001 - every member raises it
+                    group_results[group_handle] = e
+            if isinstance(group_results[group_handle], Exception):
+                raise group_results[group_handle]
+            output = group_results[group_handle][index]
+        else:
+            output = synchronize(handle)
+        output = self._compression.decompress(output, ctx)
+        sparse_dim = self._densified.get(p, 0) or self._layout.get(p, 0)
+        if sparse_dim:
+            p.grad = output.to_sparse(sparse_dim)
+        elif output is not p.grad:
+            with torch.no_grad():
+                p.grad.copy_(output)
 
     def _synchronize_buckets(self):
         # Buckets are reduced in place: their views already are the gradients.
-        for p in self._buckets.waiting():
-            self._start(p)
+        error = self._submit_error
+        try:
+            for p in self._buckets.waiting():
+                self._start(p)
+        except Exception as e:  # noqa: BLE001 - raised once every started bucket is done
+            error = e
         for handle in self._bucket_handles:
-            synchronize(handle)
-        self._bucket_handles.clear()
-        self._buckets.new_step()
-        for p in self._trainable:
-            self._delay[p] = self._backward_passes_per_step
-        self._synchronized = True
+            try:
+                synchronize(handle)
+            except Exception as e:  # noqa: BLE001 - the first error is raised below
+                error = error or e
+        if error is not None:
+            raise error
 
     @contextmanager
     def skip_synchronize(self):
@@ -258,14 +292,20 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def step(self, closure=None):
         if self._should_synchronize:
             if self._synchronized:
-                warnings.warn("optimizer.step() was called after optimizer.synchronize() outside "
-                              "optimizer.skip_synchronize(); the gradients are reduced twice")
-            self.synchronize()
-        self._synchronized = False
+                # Horovod's words: scripts and tests match them.
+                warnings.warn("optimizer.step() called without optimizer.skip_synchronize() "
+                              "context after optimizer.synchronize(). This can cause training "
+                              "slowdown. You may want to consider using "
+                              "optimizer.skip_synchronize() context if you use "
+                              "optimizer.synchronize() in your code.")
+            try:
+                self.synchronize()
+            finally:
+                self._synchronized = False
         return super(self.__class__, self).step(closure)
 
     def zero_grad(self, *args, **kwargs):
-        if self._pending or self._bucket_handles:
+        if self._pending or self._bucket_handles or self._submit_error:
             raise AssertionError(
                 "optimizer.zero_grad() was called after loss.backward() but before "
                 "optimizer.step() or optimizer.synchronize(); the pending allreduces would "
@@ -300,7 +340,12 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         with one allreduce: no copies into a fusion buffer and back. zero_grad() then zeros
         the buckets instead of setting gradients to None. Not with compression or groups.
     process_set: reduce over this set's ranks only (Average divides by its size).
+    op=Adasum on more than one rank: Horovod's delta optimizer (adasum_optimizer.py).
     """
+    if adasum_optimizer.applies(op):
+        return adasum_optimizer.DistributedAdasumOptimizer(
+            optimizer, named_parameters, compression, backward_passes_per_step,
+            gradient_predivide_factor, groups, num_groups, gradient_as_bucket_view, process_set)
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,

@@ -10,6 +10,9 @@ Average = _ops.ReduceOp.Average
 Min = _ops.ReduceOp.Min
 Max = _ops.ReduceOp.Max
 Product = _ops.ReduceOp.Product
+# Adaptive summation (allreduce of floating-point tensors over a power-of-two number of
+# ranks); DistributedOptimizer(op=Adasum) reduces parameter deltas with it.
+Adasum = _ops.ReduceOp.Adasum
 
 
 def resolve_op(op, average):

@@ -12,8 +12,11 @@ from horde.torch.reduce_op import Average
 
 
 def _reducescatter_gradient_scale(op, prescale_factor, postscale_factor, process_set):
+    """Horovod's rule: the allgathered gradient times the scale factors, and times the
+    set's size for Sum. That is the size of the set times the exact gradient, as allreduce's
+    rule gives when every rank's incoming gradient is the same."""
     scale = float(prescale_factor) * float(postscale_factor)
-    return scale / process_set.size() if op == Average else scale
+    return scale if op == Average else scale * process_set.size()
 
 
 def reducescatter_async(tensor, name=None, op=Average, prescale_factor=1.0, postscale_factor=1.0,
@@ -25,8 +28,8 @@ def reducescatter_async(tensor, name=None, op=Average, prescale_factor=1.0, post
 
 
 class HordeReducescatter(torch.autograd.Function):
-    """Reducescatter whose gradient is the allgather of the incoming gradients, scaled as
-    the forward pass scaled the inputs."""
+    """Reducescatter whose gradient is the allgather of the incoming gradients, scaled by
+    Horovod's rule (see _reducescatter_gradient_scale)."""
 
     @staticmethod
     def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, process_set):

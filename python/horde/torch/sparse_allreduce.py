@@ -21,8 +21,11 @@ def sparse_allreduce_async(tensor, name, op, process_set=global_process_set):
     values_handle = allgather_async(tensor.values(), name=f"{name}.values", process_set=process_set)
 
     def wait():
-        indices = synchronize(indices_handle)
-        values = synchronize(values_handle)
+        try:
+            indices = synchronize(indices_handle)
+        finally:
+            # Waited for even when the indices failed, so no handle is left behind.
+            values = synchronize(values_handle)
         if op == Average:
             values = values / process_set.size()
         return torch.sparse_coo_tensor(indices.t(), values, tensor.size())

@@ -13,6 +13,15 @@ def _reduce_dims(x):
     return [d for d in range(x.dim()) if d != 1]
 
 
+def _sum_over_ranks(tensor, phase):
+    """The Sum allreduce of a layer's per-channel statistics, named by what it carries
+    rather than numbered: the same name every step (and for every layer of that size),
+    so the negotiation stays in the response cache. The reductions are synchronous, so
+    two never share a name in flight."""
+    name = f"horde.sync_batch_norm.{phase}.{tensor.device.type}.{str(tensor.dtype)[6:]}.{tensor.numel()}"
+    return allreduce(tensor, name=name, op=Sum)
+
+
 def _stats_dtype(dtype):
     """The dtype the statistics are computed in: float32 for float16 / bfloat16 inputs
     (as torch.nn.SyncBatchNorm does), whose per-channel counts and sums overflow or lose
@@ -40,11 +49,11 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         local_count = x.numel() // channels
         xs = x.to(stats_dtype)  # x itself when no widening is needed
         # Two passes (mean, then squared deviations) keep the variance accurate.
-        sums = allreduce(torch.cat([xs.sum(dims), xs.new_tensor([float(local_count)])]), op=Sum)
+        sums = _sum_over_ranks(torch.cat([xs.sum(dims), xs.new_tensor([float(local_count)])]), "sums")
         count = sums[-1:]
         mean = sums[:-1] / count
         centered = xs - mean.view(shape)
-        var = allreduce((centered * centered).sum(dims), op=Sum) / count
+        var = _sum_over_ranks((centered * centered).sum(dims), "squares") / count
         invstd = torch.rsqrt(var + eps)
         if running_mean is not None:
             with torch.no_grad():
@@ -71,7 +80,7 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         grad_bias = grad_out.sum(dims)
         grad_weight = (grad_out * normalized).sum(dims)
         scale = invstd if weight is None else invstd * weight.to(stats_dtype)
-        sums = allreduce(torch.cat([grad_bias, grad_weight]), op=Sum)
+        sums = _sum_over_ranks(torch.cat([grad_bias, grad_weight]), "grads")
         mean_dy, mean_dy_xhat = (sums / count).chunk(2)
         grad_x = (grad_out - mean_dy.view(shape) - normalized * mean_dy_xhat.view(shape)) * scale.view(shape)
         if weight is None:

@@ -20,6 +20,9 @@ constexpr ReduceOp Average = ReduceOp::kAverage;
 constexpr ReduceOp Min = ReduceOp::kMin;
 constexpr ReduceOp Max = ReduceOp::kMax;
 constexpr ReduceOp Product = ReduceOp::kProduct;
+// Adaptive summation, for allreduce of floating-point tensors over a power-of-two number
+// of ranks (see README, "Adasum").
+constexpr ReduceOp Adasum = ReduceOp::kAdasum;
 
 namespace torch {
 

@@ -1,0 +1,207 @@
+#include "launcher/elastic_supervisor.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "launcher/child_process.h"
+#include "launcher/elastic_generation.h"
+#include "launcher/elastic_hosts.h"
+#include "launcher/host_discovery.h"
+#include "launcher/mpi_command.h"
+#include "launcher/ssh_check.h"
+
+namespace horde::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kDiscoveryInterval = std::chrono::seconds(1);
+constexpr auto kDiscoveryTimeout = std::chrono::seconds(30);
+constexpr int kGiveUpExitCode = 1;
+
+// Why an elastic job cannot go on: printed as one line, exit code kGiveUpExitCode.
+class ElasticError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// horderun got SIGINT, SIGTERM or SIGHUP while no generation ran.
+struct StopRequested {
+  int signal;
+};
+
+// The per-job directory where ranks keep their last commit: on tmpfs (memory, so a
+// commit costs a copy, not a disk write), removed when horderun ends. Ranks on other
+// hosts create the same path there.
+class JobDirectory {
+ public:
+  JobDirectory() {
+    std::string base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    std::string pattern = base + "/horde-elastic-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw ElasticError("cannot create the job directory under " + base + ": expected a "
+                         "writable /dev/shm or /tmp");
+    }
+    path_ = pattern;
+  }
+  ~JobDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct Supervisor {
+  const LauncherOptions& options;
+  const Environment& env;
+  const LocalMachine& machine;
+  const MpiInstall& mpi;
+  int min_np, max_np;
+  HostPool pool{machine.hostname, machine.addresses};
+  std::vector<Host> discovered;
+  std::set<std::string> reachable;  // hosts whose ssh check passed
+  sigset_t signals;                 // blocked; picked up here and by RunGeneration
+  sigset_t old_mask;
+
+  // Sleeps for `interval`, but a stop signal ends the wait (and the job) at once.
+  void Pause(std::chrono::seconds interval) {
+    timespec wait{static_cast<time_t>(interval.count()), 0};
+    auto until = Clock::now() + interval;
+    while (Clock::now() < until) {
+      int signal = sigtimedwait(&signals, nullptr, &wait);
+      if (signal > 0 && signal != SIGCHLD) throw StopRequested{signal};
+      if (signal < 0) return;  // the interval passed
+    }
+  }
+
+  std::vector<Host> Discover() {
+    discovered = DiscoverHosts(options.host_discovery_script, options.slots_per_host,
+                               kDiscoveryTimeout);
+    return TakeSlots(pool.Usable(discovered), max_np);
+  }
+
+  // The hosts of the next generation, once they have --min-np slots.
+  std::vector<Host> WaitForSlots() {
+    auto deadline = Clock::now() + std::chrono::seconds(options.elastic_timeout_seconds);
+    bool said = false;
+    while (true) {
+      std::vector<Host> hosts = Discover();
+      int slots = TotalSlots(hosts);
+      if (slots >= min_np) return hosts;
+      if (Clock::now() >= deadline) {
+        throw ElasticError("only " + std::to_string(slots) + " usable slot(s) (" +
+                           (hosts.empty() ? "no hosts" : FormatHostList(hosts)) + ") for " +
+                           std::to_string(options.elastic_timeout_seconds) +
+                           " s (--elastic-timeout), expected at least --min-np " +
+                           std::to_string(min_np));
+      }
+      if (!said) {
+        std::cerr << "horderun: waiting for at least " << min_np << " slots (have " << slots
+                  << ")" << std::endl;
+        said = true;
+      }
+      Pause(kDiscoveryInterval);
+    }
+  }
+
+  // Leaves out hosts that ssh cannot reach; false when some were.
+  bool CheckNewHosts(const JobSpec& job) {
+    std::vector<std::string> unchecked;
+    for (const std::string& host : job.ssh_hosts) {
+      if (!reachable.count(host)) unchecked.push_back(host);
+    }
+    if (unchecked.empty()) return true;
+    auto failures = CheckSshReachability(unchecked, job.ssh, options.start_timeout_seconds,
+                                         FindProgram("ssh", env));
+    for (const SshFailure& failure : failures) {
+      std::cerr << "horderun: " << DescribeSshFailure(failure, job.ssh) << "; left out\n";
+      pool.Exclude(failure.host);
+    }
+    for (const std::string& host : unchecked) reachable.insert(host);
+    return failures.empty();
+  }
+
+  JobSpec Generation(const std::vector<Host>& hosts, int generation, const std::string& dir) {
+    LauncherOptions fixed = options;
+    fixed.hosts = hosts;
+    fixed.num_proc = TotalSlots(hosts);
+    JobSpec job = MakeJobSpec(fixed, env, machine);
+    job.set_env.push_back({"HORDE_ELASTIC_DIR", dir});
+    job.set_env.push_back({"HORDE_ELASTIC_GENERATION", std::to_string(generation)});
+    return job;
+  }
+
+  std::string Reason(const GenerationEnd& end, const std::vector<Host>& hosts) {
+    if (end.kind == GenerationEnd::kReset) return "the ranks committed and asked to re-form";
+    std::string what = "exit code " + std::to_string(end.exit_code);
+    if (!end.failed_rank) return "a rank failed (" + what + "; mpirun did not say which)";
+    std::string host = HostOfRank(hosts, *end.failed_rank);
+    std::string rank = "rank " + std::to_string(*end.failed_rank);
+    if (host.empty()) return rank + " failed (" + what + ")";
+    return rank + " on " + host + " failed (" + what + "); " + pool.RecordFailure(host, discovered);
+  }
+
+  int Run() {
+    JobDirectory dir;
+    for (int resets = 0, generation = 0;; ++generation) {
+      std::vector<Host> hosts = WaitForSlots();
+      JobSpec job = Generation(hosts, generation, dir.path());
+      if (!CheckNewHosts(job)) continue;
+      MpiCommand command = BuildMpiCommand(mpi.flavor, job);
+      std::cerr << "horderun: elastic generation " << generation << ": " << job.num_proc
+                << " rank(s) on " << FormatHostList(hosts) << std::endl;
+      if (options.verbose) std::cerr << "horderun: " << FormatCommand(command) << std::endl;
+      GenerationEnd end = RunGeneration(mpi.path, command, signals, old_mask, kDiscoveryInterval,
+                                        [&] { return Discover() != hosts; });
+      if (end.kind == GenerationEnd::kFinished) return 0;
+      if (end.kind == GenerationEnd::kStopped) return 128 + end.stop_signal;
+      if (end.kind == GenerationEnd::kCheckFailed) throw ElasticError(end.message + "; job stopped");
+      std::string reason = Reason(end, hosts);
+      if (options.reset_limit && resets >= *options.reset_limit) {
+        throw ElasticError("giving up: " + reason + ", and the job was already reset " +
+                           std::to_string(resets) + " time(s) (--reset-limit " +
+                           std::to_string(*options.reset_limit) + ")");
+      }
+      ++resets;
+      std::cerr << "horderun: reset " << resets << ": " << reason
+                << "; restarting from the last commit" << std::endl;
+    }
+  }
+};
+
+}  // namespace
+
+int RunElasticJob(const LauncherOptions& options, const Environment& env,
+                  const LocalMachine& machine, const MpiInstall& mpi) {
+  int np = options.num_proc.value_or(options.min_np.value_or(1));
+  int min_np = options.min_np.value_or(np);
+  Supervisor supervisor{options, env, machine, mpi, min_np,
+                        options.max_np.value_or(std::max(np, min_np))};
+  sigset_t& signals = supervisor.signals;
+  sigset_t& old_mask = supervisor.old_mask;
+  sigemptyset(&signals);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&signals, signal);
+  sigprocmask(SIG_BLOCK, &signals, &old_mask);
+  try {
+    int code = supervisor.Run();
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return code;
+  } catch (const StopRequested& stop) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return 128 + stop.signal;
+  } catch (const ElasticError& error) {
+    std::cerr << "horderun: " << error.what() << std::endl;
+  } catch (const DiscoveryError& error) {
+    std::cerr << "horderun: " << error.what() << std::endl;
+  }
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  return kGiveUpExitCode;
+}
+
+}  // namespace horde::launcher

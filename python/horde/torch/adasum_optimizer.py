@@ -1,0 +1,166 @@
+"""DistributedOptimizer(op=Adasum) on more than one rank: Horovod's delta optimizer.
+
+Adasum combines what each rank would do to a parameter, not its raw gradient: when
+backward has accumulated a parameter's gradient, a hook runs the wrapped optimizer's
+step for that parameter alone, from a copy of its starting value (`start`), takes
+delta = new - start, and starts an asynchronous Adasum allreduce of delta, so the
+communication overlaps the rest of backward. step() waits for every delta and sets
+parameter = start + reduced delta. Between backward and step() a parameter holds its
+local delta, as in Horovod.
+
+With one rank (or any op but Adasum), DistributedOptimizer is the usual one
+(optimizer.py); Adasum on one rank is the identity.
+"""
+
+import warnings
+from contextlib import contextmanager
+
+import torch
+
+from horde.common.process_sets import global_process_set
+from horde.torch.mpi_ops import Adasum, allreduce_async_, size, synchronize
+from horde.torch.parameter_names import parameter_names
+
+
+def applies(op):
+    """Whether DistributedOptimizer(op=op) is the delta optimizer of this module."""
+    return op == Adasum and size() > 1
+
+
+def DistributedAdasumOptimizer(optimizer, named_parameters, compression, backward_passes_per_step,
+                               gradient_predivide_factor, groups, num_groups, gradient_as_bucket_view,
+                               process_set):
+    """The delta optimizer wrapping ``optimizer``, an instance of its own class (as
+    DistributedOptimizer's result always is). Options it has no use for are refused or,
+    where Horovod ignores them, ignored with a warning."""
+    ranks = process_set.size()
+    if ranks & (ranks - 1):
+        where = "the job" if process_set is global_process_set else "the process set"
+        raise ValueError(f"op=Adasum needs a power-of-two number of ranks, but {where} has {ranks} "
+                         "ranks; expected 1, 2, 4, 8, ... ranks")
+    if gradient_predivide_factor != 1.0:
+        raise ValueError("gradient_predivide_factor needs op=Average")
+    if gradient_as_bucket_view:
+        raise ValueError("gradient_as_bucket_view is not supported with op=Adasum: Adasum reduces "
+                         "parameter deltas, not gradients")
+    if groups is not None or num_groups:
+        warnings.warn("groups and num_groups are ignored with op=Adasum (as in Horovod): each "
+                      "parameter's delta is reduced on its own (small ones still fuse)")
+    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
+               dict(_DistributedAdasumOptimizer.__dict__))
+    return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,
+               process_set)
+
+
+class _DistributedAdasumOptimizer(torch.optim.Optimizer):
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step, process_set):
+        super(self.__class__, self).__init__(params)
+        if backward_passes_per_step < 1:
+            raise ValueError("backward_passes_per_step must be at least 1")
+        self._delta_names = {p: f"adasum.{name}" for p, name in
+                             parameter_names(self.param_groups, named_parameters).items()}
+        self._compression = compression
+        self._backward_passes_per_step = backward_passes_per_step
+        self._process_set = process_set
+        self._trainable = [p for group in self.param_groups for p in group["params"] if p.requires_grad]
+        self._delay = {p: backward_passes_per_step for p in self._trainable}
+        self._starts = {p: torch.zeros_like(p, requires_grad=False) for p in self._trainable}
+        self._pending = {}  # parameter -> (handle, compression context)
+        self._grad_accumulators = []
+        self._register_hooks()
+
+    def _register_hooks(self):
+        for p in self._trainable:
+            if hasattr(p, "register_post_accumulate_grad_hook"):
+                p.register_post_accumulate_grad_hook(self._on_gradient_ready)
+            else:
+                # Before torch 2.1: hook the gradient accumulator node of the parameter.
+                accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
+                accumulator.register_hook(self._gradient_hook_for(p))
+                self._grad_accumulators.append(accumulator)
+
+    def _gradient_hook_for(self, p):
+        return lambda *ignored: self._on_gradient_ready(p)
+
+    def _on_gradient_ready(self, p):
+        if self._delay[p] <= 0:
+            raise AssertionError(
+                "gradients were computed more than backward_passes_per_step times before "
+                "step(); raise backward_passes_per_step to accumulate gradients locally")
+        self._delay[p] -= 1
+        if self._delay[p] == 0:
+            self._start(p)
+
+    def _start(self, p):
+        """Steps p alone, turns it into its delta and starts the delta's Adasum."""
+        start = self._starts[p]
+        with torch.no_grad():
+            start.copy_(p)
+        self._step_only(p)
+        with torch.no_grad():
+            p.sub_(start)
+        try:
+            compressed, ctx = self._compression.compress(p.detach())
+            handle = allreduce_async_(compressed, name=self._delta_names[p], op=Adasum,
+                                      process_set=self._process_set)
+        except Exception:
+            with torch.no_grad():
+                p.copy_(start)  # refused at submit: the parameter must not keep its delta
+            raise
+        self._pending[p] = (handle, ctx)
+
+    def _step_only(self, p):
+        """Runs the wrapped optimizer's step with p as its only parameter (its per-group
+        settings and per-parameter state apply as usual)."""
+        stashed = [group["params"] for group in self.param_groups]
+        for group in self.param_groups:
+            group["params"] = [p] if any(p is q for q in group["params"]) else []
+        try:
+            super(self.__class__, self).step()
+        finally:
+            for group, params in zip(self.param_groups, stashed):
+                group["params"] = params
+
+    def synchronize(self):
+        """Does nothing, as in Horovod: with Adasum the wrapped optimizer has already
+        stepped each parameter in its hook, and step() applies the reduced deltas."""
+
+    @contextmanager
+    def skip_synchronize(self):
+        raise AssertionError(
+            "skip_synchronize() is not supported with op=Adasum (nor in Horovod): the wrapped "
+            "optimizer steps each parameter as soon as its gradient is ready, so gradients "
+            "cannot be changed (e.g. clipped) between synchronize() and step()")
+        yield  # pragma: no cover - makes this a generator for contextmanager
+
+    def step(self, closure=None):
+        loss = closure() if closure is not None else None
+        # Parameters whose hooks did not fire this step (no gradient on this rank, or
+        # fewer than backward_passes_per_step passes) step now, so every rank reduces
+        # every delta and no rank waits for a missing one.
+        for p in self._trainable:
+            if p not in self._pending:
+                self._start(p)
+        error = None
+        for p, (handle, ctx) in self._pending.items():
+            self._delay[p] = self._backward_passes_per_step
+            try:
+                delta = self._compression.decompress(synchronize(handle), ctx)
+            except Exception as e:  # noqa: BLE001 - re-raised once every handle is waited on
+                error = error or e
+                delta = None
+            with torch.no_grad():
+                # A failed reduction leaves the parameter where it started.
+                p.copy_(self._starts[p] if delta is None else self._starts[p] + delta)
+        self._pending.clear()
+        if error is not None:
+            raise error
+        return loss
+
+    def zero_grad(self, *args, **kwargs):
+        if self._pending:
+            raise AssertionError(
+                "optimizer.zero_grad() was called after loss.backward() but before "
+                "optimizer.step(); with op=Adasum the parameters hold their local deltas "
+                "until step() applies the reduced ones")
+        return super(self.__class__, self).zero_grad(*args, **kwargs)

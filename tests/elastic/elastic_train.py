@@ -1,0 +1,80 @@
+"""The training script of the elastic tests, written as a Horovod elastic script is:
+`elastic_train.py [--epochs E] [--commit-every K] [--delay S]`.
+
+Each rank reports with one write per line:
+  start rank=R size=S gen=G commit=N epoch=E batch=B lr=L pid=P   (after sync)
+  step rank=R size=S gen=G epoch=E batch=B                        (after each step)
+  final rank=R size=S weights=W                                   (W: float64 values)
+and writes its pid to $JOB_PID_DIR/rank.R.gen.G when that is set. The model, data and
+training rule are those that reference.py replays in one process.
+"""
+
+import argparse
+import os
+import time
+
+import torch
+
+import horde.torch as hvd
+
+from reference import BASE_LR, BATCH, loss_fn, make_data, make_model
+
+
+def say(text):
+    os.write(1, (text + "\n").encode())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--commit-every", type=int, default=2)
+    parser.add_argument("--delay", type=float, default=0.2)
+    args = parser.parse_args()
+    hvd.init()
+    gen = int(os.environ.get("HORDE_ELASTIC_GENERATION", "0"))
+    pid_dir = os.environ.get("JOB_PID_DIR")
+    if pid_dir:
+        with open(os.path.join(pid_dir, f"rank.{hvd.rank()}.gen.{gen}"), "w") as f:
+            f.write(str(os.getpid()))
+    data = make_data()
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=BASE_LR * hvd.size(), momentum=0.9)
+    optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+    sampler = hvd.elastic.ElasticSampler(data, shuffle=True, seed=1)
+    loader = torch.utils.data.DataLoader(data, batch_size=BATCH, sampler=sampler)
+    state = hvd.elastic.TorchState(model, optimizer, sampler=sampler, epoch=0, batch=0)
+
+    def scale_lr():  # the learning-rate reset callback
+        for group in optimizer.param_groups:
+            group["lr"] = BASE_LR * hvd.size()
+    state.register_reset_callbacks([scale_lr])
+
+    @hvd.elastic.run
+    def train(state):
+        say(f"start rank={hvd.rank()} size={hvd.size()} gen={gen} commit={state._commits} "
+            f"epoch={state.epoch} batch={state.batch} lr={optimizer.param_groups[0]['lr']:g} "
+            f"pid={os.getpid()}")
+        while state.epoch < args.epochs:
+            for batch_idx, (x, y) in enumerate(loader):
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+                state.sampler.record_batch(batch_idx, BATCH)
+                state.batch += 1
+                say(f"step rank={hvd.rank()} size={hvd.size()} gen={gen} epoch={state.epoch} "
+                    f"batch={state.batch}")
+                time.sleep(args.delay)
+                if state.batch % args.commit_every == 0:
+                    state.commit()
+            state.epoch += 1
+            state.batch = 0
+            state.sampler.set_epoch(state.epoch)
+            state.commit()
+
+    train(state)
+    weights = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).tolist()
+    say(f"final rank={hvd.rank()} size={hvd.size()} weights={','.join(repr(w) for w in weights)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Elastic jobs on this machine with real horderun processes and real SIGKILLs:
+
+    .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider
+
+Every run has a time limit; every test checks that no rank outlives horderun.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from reference import replay  # noqa: E402
+
+TRAIN = os.path.join(HERE, "elastic_train.py")
+HORDERUN = os.environ.get("HORDERUN") or os.path.join(os.path.dirname(sys.executable), "horderun")
+PYTHON = sys.executable
+LIMIT_S = 150
+
+pytestmark = pytest.mark.timeout(LIMIT_S + 30)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def assert_no_rank_left(pid_dir, limit_s=10):
+    pids = [int(open(os.path.join(pid_dir, name)).read()) for name in os.listdir(pid_dir)]
+    deadline = time.monotonic() + limit_s
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"ranks outlived horderun: {pids}"
+        time.sleep(0.1)
+    return pids
+
+
+def discovery_script(tmp_path, text):
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text(text)
+    script = tmp_path / "discover.sh"
+    script.write_text(f"#!/bin/sh\ncat {hosts}\n")
+    script.chmod(0o755)
+    return str(script), hosts
+
+
+class Job:
+    """horderun in the background, its stdout read line by line."""
+
+    def __init__(self, tmp_path, args, command):
+        self.pid_dir = tmp_path / "pids"
+        self.pid_dir.mkdir()
+        env = dict(os.environ, JOB_PID_DIR=str(self.pid_dir), PYTHONPATH=HERE + os.pathsep +
+                   os.environ.get("PYTHONPATH", ""))
+        self.stderr = open(tmp_path / "stderr.txt", "w+")
+        self.process = subprocess.Popen([HORDERUN, *args, *command], stdout=subprocess.PIPE,
+                                        stderr=self.stderr, text=True, env=env)
+        self.lines = []
+        self.deadline = time.monotonic() + LIMIT_S
+
+    def wait_for(self, pattern):
+        while True:
+            assert time.monotonic() < self.deadline, f"no line matching {pattern!r}"
+            line = self.process.stdout.readline()
+            assert line, f"horderun ended before {pattern!r}: {self.err()}"
+            self.lines.append(line)
+            match = re.search(pattern, line)
+            if match:
+                return match
+
+    def finish(self):
+        # read(), not communicate(): communicate() would skip what readline() buffered.
+        # A job that does not end fails on pytest's timeout.
+        self.lines += self.process.stdout.read().splitlines(keepends=True)
+        self.process.wait(timeout=max(1, self.deadline - time.monotonic()))
+        assert_no_rank_left(str(self.pid_dir))
+        return self.process.returncode
+
+    def err(self):
+        self.stderr.seek(0)
+        return self.stderr.read()
+
+    def found(self, pattern):
+        return [re.search(pattern, line) for line in self.lines if re.search(pattern, line)]
+
+
+def final_weights(job, size):
+    finals = job.found(r"^final rank=(\d+) size=(\d+) weights=(\S+)")
+    assert sorted(int(m.group(1)) for m in finals) == list(range(size)), job.err()
+    assert {int(m.group(2)) for m in finals} == {size}
+    weights = {m.group(3) for m in finals}
+    assert len(weights) == 1, "the ranks ended with different weights"
+    return [float(w) for w in weights.pop().split(",")]
+
+
+def resumed_commit(job, gen):
+    starts = job.found(rf"^start rank=\d+ size=\d+ gen={gen} commit=(\d+)")
+    assert starts, job.err()
+    assert len({m.group(1) for m in starts}) == 1
+    return int(starts[0].group(1))
+
+
+def test_a_killed_rank_and_training_goes_on_with_two(tmp_path):
+    script, _ = discovery_script(tmp_path, "localhost:3\n")
+    job = Job(tmp_path, ["-np", "3", "--min-np", "2", "--host-discovery-script", script],
+              [PYTHON, TRAIN, "--epochs", "2", "--commit-every", "2"])
+    pid = int(job.wait_for(r"^start rank=2 size=3 gen=0 .* pid=(\d+)").group(1))
+    job.wait_for(r"^step rank=2 size=3 gen=0 epoch=0 batch=3$")
+    os.kill(pid, signal.SIGKILL)  # mid-epoch, after commit 1 (batch 2), before commit 2
+    assert job.finish() == 0, job.err()
+    err = job.err()
+    assert re.search(r"horderun: reset 1: rank 2 on localhost failed \(exit code 137\); one slot "
+                     r"of localhost \(this machine\) is withheld", err), err
+    assert "horderun: elastic generation 1: 2 rank(s) on localhost:2" in err
+    commit = resumed_commit(job, 1)
+    assert commit >= 1
+    expected = replay([(3, commit), (2, None)], epochs=2, commit_every=2)
+    assert final_weights(job, 2) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_a_host_update_grows_the_job_at_the_next_commit(tmp_path):
+    script, hosts = discovery_script(tmp_path, "localhost:2\n")
+    job = Job(tmp_path, ["-np", "2", "--max-np", "3", "--host-discovery-script", script],
+              [PYTHON, TRAIN, "--epochs", "2", "--commit-every", "2"])
+    job.wait_for(r"^step rank=0 size=2 gen=0 epoch=0 batch=1$")
+    hosts.write_text("localhost:3\n")
+    job.wait_for(r"^start rank=\d+ size=3 gen=1 .* lr=0\.03 ")  # the reset callback ran
+    assert job.finish() == 0, job.err()
+    err = job.err()
+    assert "horderun: reset 1: the ranks committed and asked to re-form" in err, err
+    commit = resumed_commit(job, 1)
+    assert len(job.found(r"^start rank=\d+ size=3 gen=1 .* lr=0\.03 ")) == 3
+    expected = replay([(2, commit), (3, None)], epochs=2, commit_every=2)
+    assert final_weights(job, 3) == pytest.approx(expected, rel=1e-9, abs=1e-12)

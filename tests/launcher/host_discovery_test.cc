@@ -1,0 +1,74 @@
+#include "launcher/host_discovery.h"
+
+#include <gtest/gtest.h>
+
+#include "launcher/elastic_generation.h"
+#include "launcher/elastic_hosts.h"
+
+namespace horde::launcher {
+namespace {
+
+std::string ErrorOf(const std::string& output) {
+  try {
+    ParseDiscoveryOutput(output, "./d.sh", 2);
+  } catch (const DiscoveryError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(HostDiscovery, ParsesHostsSlotsAndDefaults) {
+  std::vector<Host> expected = {{"node1", 4}, {"node2", 2}, {"[fe80::1]", 8}, {"10.0.0.7", 1}};
+  EXPECT_EQ(ParseDiscoveryOutput("node1:4\n\n  node2 \r\n[fe80::1]:8\n10.0.0.7:1", "d", 2), expected);
+  EXPECT_TRUE(ParseDiscoveryOutput("", "d", 1).empty());
+}
+
+TEST(HostDiscovery, RejectsGarbageNamingTheLine) {
+  EXPECT_EQ(ErrorOf("node1\nnode2:0\n"),
+            "host discovery script ./d.sh, line 2: expected 'host' or 'host:slots' with slots "
+            "from 1 to 1000000, got 'node2:0'");
+  EXPECT_NE(ErrorOf("-oProxyCommand=id\n").find("line 1: host name '-oProxyCommand=id' is not allowed"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("a;id:2\n").find("host name 'a;id' is not allowed"), std::string::npos);
+  EXPECT_NE(ErrorOf("a:1\na:2\n").find("line 2: host 'a' is listed twice"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(2 << 20, 'a')).find("printed 2097152 bytes"), std::string::npos);
+}
+
+TEST(HostDiscovery, ReportsAFailingScript) {
+  try {
+    DiscoverHosts("/nonexistent/discover.sh", 1, std::chrono::seconds(5));
+    FAIL() << "no error";
+  } catch (const DiscoveryError& error) {
+    EXPECT_NE(std::string(error.what()).find("failed with exit code 127"), std::string::npos);
+  }
+}
+
+TEST(ElasticGeneration, FindsTheFailedRankInMpirunsOutput) {
+  EXPECT_EQ(FailedRankIn("mpirun noticed that process rank 2 with PID 0 on node vm exited on "
+                         "signal 9 (Killed)."), 2);
+  EXPECT_EQ(FailedRankIn("  Process name: [[4711,1],3]"), 3);
+  EXPECT_EQ(FailedRankIn("rank 1 failed"), std::nullopt);
+}
+
+TEST(ElasticHosts, ALocalFailureWithholdsOneSlotARemoteOneTheHost) {
+  HostPool pool("vm", {"10.1.1.1"});
+  std::vector<Host> discovered = {{"localhost", 3}, {"node2", 2}};
+  pool.RecordFailure("localhost", discovered);
+  EXPECT_EQ(pool.Usable(discovered), (std::vector<Host>{{"localhost", 2}, {"node2", 2}}));
+  pool.RecordFailure("node2", discovered);
+  EXPECT_EQ(pool.Usable(discovered), (std::vector<Host>{{"localhost", 2}}));
+  // More slots reported for this machine than at the failure: they are usable again.
+  EXPECT_EQ(pool.Usable({{"localhost", 4}}), (std::vector<Host>{{"localhost", 4}}));
+}
+
+TEST(ElasticHosts, TakesSlotsInOrderAndMapsRanksToHosts) {
+  std::vector<Host> hosts = {{"a", 2}, {"b", 2}, {"c", 1}};
+  EXPECT_EQ(TakeSlots(hosts, 3), (std::vector<Host>{{"a", 2}, {"b", 1}}));
+  EXPECT_EQ(HostOfRank(hosts, 0), "a");
+  EXPECT_EQ(HostOfRank(hosts, 3), "b");
+  EXPECT_EQ(HostOfRank(hosts, 4), "c");
+  EXPECT_EQ(HostOfRank(hosts, 5), "");
+}
+
+}  // namespace
+}  // namespace horde::launcher
