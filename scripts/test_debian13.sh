@@ -4,9 +4,9 @@
 # debootstrap and the packages of `scripts/install.sh --print-packages trixie` (reused
 # while that list is unchanged). In it, with the checkout's files copied to /horde:
 # scripts/run_example.sh (the README's install and example, as a Debian 13 user runs
-# them), ctest, pytest on 1, 2 and 4 ranks, the examples, the C++ example built against
-# the installed package, and the launcher's tests (horderun's PRRTE command,
-# --check-build).
+# them), ctest, pytest on 1, 2 and 4 ranks, the Horovod compatibility and chaos suites,
+# the examples, the C++ example built against the installed package, the launcher's
+# tests (horderun's PRRTE command, --check-build) and the elastic tests.
 # Not here (Debian 12 only, scripts/test.sh): the two-host network namespace test and
 # scripts/hardening.sh. Needs root; scripts/test.sh runs it.
 #   scripts/test_debian13.sh            the lane
@@ -37,6 +37,17 @@ if [ "${1:-}" = "--inside" ]; then
     timeout 900 scripts/mpirun.sh -np "$np" \
       .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
   done
+  for np in 2 4; do
+    step "Horovod compatibility (tests/compat) on $np ranks"
+    timeout 600 scripts/mpirun.sh -np "$np" \
+      .venv/bin/python -m pytest tests/compat -q -p no:cacheprovider --color=no
+  done
+  for np in 2 4; do
+    step "chaos: training through delayed, raising and restarting ranks on $np ranks"
+    HORDE_STALL_CHECK_TIME_SECONDS=2 HORDE_STALL_SHUTDOWN_TIME_SECONDS=1 HORDE_LOG_LEVEL=error \
+      timeout 300 scripts/mpirun.sh -np "$np" -x HORDE_STALL_CHECK_TIME_SECONDS \
+      -x HORDE_STALL_SHUTDOWN_TIME_SECONDS -x HORDE_LOG_LEVEL .venv/bin/python tests/chaos/chaos_training.py
+  done
   step "examples on 2 ranks"
   tests/examples/run_examples.sh
   step "C++ example: built against the installed package (find_package), on 2 ranks"
@@ -49,6 +60,8 @@ if [ "${1:-}" = "--inside" ]; then
   .venv/bin/horderun --check-build
   .venv/bin/horderun --dry-run -np 3 --tag-output .venv/bin/python train.py | tail -1
   timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --color=no
+  step "elastic: horderun generations with real SIGKILLs, host updates and failure modes"
+  timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
   step "passed"
   exit 0
 fi
