@@ -3,6 +3,9 @@
     python3 -m venv --system-site-packages .venv
     .venv/bin/pip install --no-build-isolation .
 
+or, with torch from pip or conda, in that environment: pip install --no-build-isolation .
+(the build takes torch from the interpreter that runs it: cmake/torch.cmake).
+
 The CMake build lives in build/python (or $HORDE_BUILD_DIR; reused between installs,
 with ccache) and is
 installed with the package folder horde/ as its prefix: the extension and the horde
@@ -10,6 +13,7 @@ libraries land in horde/torch/.
 """
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -26,8 +30,6 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        import torch.utils
-
         build_dir = os.environ.get("HORDE_BUILD_DIR") or os.path.join(ROOT, "build", "python")
         package_root = os.path.abspath(self.build_lib)
         configure = [
@@ -35,8 +37,12 @@ class CMakeBuild(build_ext):
             "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
             # scripts/test.sh builds the C++ tests in the same tree (one build, not two).
             "-DHORDE_BUILD_TESTS=" + os.environ.get("HORDE_BUILD_TESTS", "OFF"),
-            f"-DPython3_EXECUTABLE={sys.executable}",
-            f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+            # CMake takes torch (its CMake package, its C++ ABI flag) from this interpreter:
+            # cmake/torch.cmake.
+            f"-DPython3_EXECUTABLE={sys.executable}", "-DHORDE_REQUIRE_PYTHON_TORCH=ON",
+            # More arguments for CMake, split like a shell would: e.g.
+            # HORDE_CMAKE_ARGS="-DMPI_CXX_COMPILER=mpicxx.mpich" for another MPI.
+            *shlex.split(os.environ.get("HORDE_CMAKE_ARGS", "")),
         ]
         jobs = os.environ.get("HORDE_BUILD_JOBS", str(os.cpu_count() or 1))
         subprocess.check_call(configure)

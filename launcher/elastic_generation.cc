@@ -101,9 +101,13 @@ GenerationEnd Ended(int status, const StderrTap& tap, bool update_sent) {
 }  // namespace
 
 std::optional<int> FailedRankIn(const std::string& line) {
+  // Open MPI 4 and 5: "mpirun noticed that process rank 2 with PID 7 on node vm exited on
+  // signal 9 (Killed)." (5.0's prterun breaks the line after "exited on"); a non-zero
+  // exit: "Process name: [[4711,1],3]" (4.x), "Process name: [prterun-vm-7@1,3]" (5.x).
   static const std::regex kPatterns[] = {
-      std::regex(R"(process rank (\d{1,9}) with PID \d+ on node \S+ exited on signal)"),
+      std::regex(R"(process rank (\d{1,9}) with PID \d+ on node \S+ exited on( signal|\s*$))"),
       std::regex(R"(Process name: \[\[\d+,\d+\],(\d{1,9})\])"),
+      std::regex(R"(Process name: \[[^\s,\[\]]+,(\d{1,9})\])"),
   };
   if (line.size() > 1000) return std::nullopt;
   std::smatch match;

@@ -9,7 +9,9 @@ namespace horde::launcher {
 MpiCommand BuildMpiCommand(MpiFlavor flavor, const JobSpec& job) {
   switch (flavor) {
     case MpiFlavor::kOpenMpi:
-      return BuildOpenMpiCommand(job);
+      return BuildOpenMpiCommand(job, /*prrte=*/false);
+    case MpiFlavor::kOpenMpiPrrte:
+      return BuildOpenMpiCommand(job, /*prrte=*/true);
     case MpiFlavor::kHydra:
       return BuildHydraCommand(job);
   }

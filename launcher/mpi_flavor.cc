@@ -1,6 +1,7 @@
 #include "launcher/mpi_flavor.h"
 
 #include <regex>
+#include <string>
 
 #include "launcher/child_process.h"
 #include "launcher/usage_error.h"
@@ -18,7 +19,14 @@ std::string Capture(const std::string& text, const char* pattern) {
 
 std::optional<MpiInstall> ParseMpiVersion(const std::string& output) {
   std::string version = Capture(output, R"(\(Open MPI\) (\S+))");
-  if (!version.empty()) return MpiInstall{MpiFlavor::kOpenMpi, "Open MPI " + version, ""};
+  if (!version.empty()) {
+    // Open MPI 5 replaced its runtime (ORTE) with PRRTE, and mpirun's options with it.
+    const std::string major = Capture(version, R"(^(\d{1,6})\b)");
+    if (!major.empty() && std::stoi(major) >= 5) {
+      return MpiInstall{MpiFlavor::kOpenMpiPrrte, "Open MPI " + version + " (PRRTE)", ""};
+    }
+    return MpiInstall{MpiFlavor::kOpenMpi, "Open MPI " + version, ""};
+  }
   if (output.find("HYDRA build details") != std::string::npos) {
     version = Capture(output, R"(Version:\s+(\S+))");
     return MpiInstall{MpiFlavor::kHydra, "MPICH " + version + " (Hydra)", ""};

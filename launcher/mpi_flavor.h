@@ -7,13 +7,14 @@
 
 namespace horde::launcher {
 
-// The two command-line dialects of mpirun: Open MPI's, and Hydra's (MPICH, and the MPIs
-// built on it such as Intel MPI and MVAPICH).
-enum class MpiFlavor { kOpenMpi, kHydra };
+// The command-line dialects of mpirun: Open MPI's up to 4.x (ORTE), Open MPI's from 5.0
+// on (PRRTE, which deprecates some of the older options), and Hydra's (MPICH, and the
+// MPIs built on it such as Intel MPI and MVAPICH).
+enum class MpiFlavor { kOpenMpi, kOpenMpiPrrte, kHydra };
 
 struct MpiInstall {
   MpiFlavor flavor = MpiFlavor::kOpenMpi;
-  std::string description;  // "Open MPI 4.1.4"
+  std::string description;  // "Open MPI 4.1.4", "Open MPI 5.0.7 (PRRTE)"
   std::string path;         // of mpirun
 };
 

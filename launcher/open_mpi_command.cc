@@ -2,22 +2,36 @@
 
 namespace horde::launcher {
 
-MpiCommand BuildOpenMpiCommand(const JobSpec& job) {
+MpiCommand BuildOpenMpiCommand(const JobSpec& job, bool prrte) {
   std::vector<std::string> argv = {"mpirun"};
   if (job.run_as_root) argv.push_back("--allow-run-as-root");
+  const std::string map_by = prrte && job.oversubscribe ? "slot:OVERSUBSCRIBE" : "slot";
   AppendWords(argv, {"-np", std::to_string(job.num_proc), "-H", FormatHostList(job.hosts),
-                     "--map-by", "slot", "--bind-to", "none"});
-  if (job.oversubscribe) argv.push_back("--oversubscribe");
+                     "--map-by", map_by, "--bind-to", "none"});
+  if (!prrte && job.oversubscribe) argv.push_back("--oversubscribe");
   if (!job.output_dir.empty()) {
-    AppendWords(argv, {"--output-filename", job.output_dir});
+    if (prrte) {
+      AppendWords(argv, {"--output", "dir=" + job.output_dir + ",merge-stderr-to-stdout"});
+    } else {
+      AppendWords(argv, {"--output-filename", job.output_dir});
+    }
   } else if (job.tag_output) {
-    argv.push_back("--tag-output");
+    if (prrte) {
+      AppendWords(argv, {"--output", "tag"});
+    } else {
+      argv.push_back("--tag-output");
+    }
   }
+  // PRRTE's parameters (its ssh launcher, its daemons' network) go with --prtemca;
+  // Open MPI's own (the MPI library's TCP transport) still with --mca.
+  const std::string runtime_mca = prrte ? "--prtemca" : "--mca";
   std::string rsh_args = job.ssh_hosts.empty() ? "" : SshOptionString(job.ssh);
-  if (!rsh_args.empty()) AppendWords(argv, {"--mca", "plm_rsh_args", rsh_args});
+  if (!rsh_args.empty()) {
+    AppendWords(argv, {runtime_mca, prrte ? "plm_ssh_args" : "plm_rsh_args", rsh_args});
+  }
   if (!job.network_interface.empty()) {
     AppendWords(argv, {"--mca", "btl_tcp_if_include", job.network_interface,
-                       "--mca", "oob_tcp_if_include", job.network_interface});
+                       runtime_mca, "oob_tcp_if_include", job.network_interface});
   }
   for (const std::string& name : job.forwarded_env) AppendWords(argv, {"-x", name});
   for (const EnvVar& var : job.set_env) AppendWords(argv, {"-x", var.name + "=" + var.value});

@@ -48,4 +48,12 @@ timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --co
 echo "== hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
 scripts/hardening.sh
 
+# The other stacks, each in a Debian root of its own under build/lanes/ (made on the
+# first run, reused while its package list is unchanged; both need root and Debian's
+# mirror). The Debian 12 suite above has run first, so a failure there shows first.
+echo "== Debian 13 lane: PyTorch 2.6, Open MPI 5, Python 3.13 (scripts/test_debian13.sh)"
+timeout --foreground 2700 scripts/test_debian13.sh
+echo "== MPICH lane: MPICH 4.0 with PyTorch 1.13, jobs started by horderun (scripts/test_mpich.sh)"
+timeout --foreground 1800 scripts/test_mpich.sh
+
 echo "== all test suites passed"

@@ -1,6 +1,7 @@
 #include "horde/torch/distributed_optimizer.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <exception>
 #include <unordered_map>
@@ -21,7 +22,7 @@ Error InvalidArgument(const std::string& message) {
 // Makes `reduced` the parameter's gradient, in place when it has one (as Horovod does),
 // so references to .grad stay valid.
 void WriteGradient(const at::Tensor& param, const at::Tensor& reduced) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Tensor& grad = param.grad();
   if (!grad.defined()) {
     param.mutable_grad() = reduced;
@@ -95,7 +96,7 @@ void DistributedOptimizer::OnGradient(Slot& slot, const at::Tensor& grad) {
   if (++slot.passes < backward_passes_per_step_) return;  // torch accumulates it in .grad
   // This hook runs before torch adds `grad` into .grad: reduce what .grad is about to
   // hold, the sum over this step's passes. torch's own sum is overwritten at step().
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Tensor& accumulated = slot.param.grad();
   at::Tensor local = accumulated.defined() ? accumulated + grad : grad.clone();
   slot.reduction = allreduce_async_(local, Options(slot));
@@ -106,7 +107,7 @@ AllreduceOptions DistributedOptimizer::Options(const Slot& slot) const {
 }
 
 void DistributedOptimizer::StartMissingReductions() {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (Slot& slot : slots_) {
     if (slot.reduction.valid()) continue;
     if (!slot.param.grad().defined()) slot.param.mutable_grad() = at::zeros_like(slot.param);

@@ -1,5 +1,7 @@
 #include "horde/torch/handle.h"
 
+#include <c10/core/GradMode.h>
+
 #include <utility>
 
 #include "torch_plugin/torch_ops.h"
@@ -62,7 +64,7 @@ at::Tensor Handle::wait() {
   at::Tensor output = torch_ops::Synchronize(id);
   if (!target.defined()) return output;
   if (copy_back_) {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     target.copy_(output);
   }
   return target;

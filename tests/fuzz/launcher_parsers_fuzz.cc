@@ -44,7 +44,8 @@ void CheckCommands(const std::vector<Host>& hosts) {
   job.num_proc = horde::launcher::TotalSlots(hosts);
   job.command = {"python3", "train.py"};
   for (const Host& host : hosts) job.ssh_hosts.push_back(host.name);
-  for (auto flavor : {horde::launcher::MpiFlavor::kOpenMpi, horde::launcher::MpiFlavor::kHydra}) {
+  for (auto flavor : {horde::launcher::MpiFlavor::kOpenMpi, horde::launcher::MpiFlavor::kOpenMpiPrrte,
+                      horde::launcher::MpiFlavor::kHydra}) {
     std::vector<std::string> argv = horde::launcher::BuildMpiCommand(flavor, job).argv;
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i] == "-H" || argv[i] == "-hosts" || argv[i] == "--host") CheckHostListWord(argv[i + 1]);

@@ -50,6 +50,13 @@ TEST(ElasticGeneration, FindsTheFailedRankInMpirunsOutput) {
   EXPECT_EQ(FailedRankIn("rank 1 failed"), std::nullopt);
 }
 
+TEST(ElasticGeneration, FindsTheFailedRankInOpenMpi5sOutput) {  // PRRTE, as 5.0.7 prints it
+  EXPECT_EQ(FailedRankIn("prterun noticed that process rank 2 with PID 21 on node vm exited on"), 2);
+  EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1,1]"), 1);
+  EXPECT_EQ(FailedRankIn("process rank 2 with PID 21 on node vm exited on its own"), std::nullopt);
+  EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1]"), std::nullopt);
+}
+
 TEST(ElasticHosts, ALocalFailureWithholdsOneSlotARemoteOneTheHost) {
   HostPool pool("vm", {"10.1.1.1"});
   std::vector<Host> discovered = {{"localhost", 3}, {"node2", 2}};

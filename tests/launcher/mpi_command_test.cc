@@ -67,6 +67,45 @@ TEST_F(MpiCommandTest, OpenMpiNoSshOptionsWithoutRemoteHosts) {
             "-x PATH -x HORDE_LOG_LEVEL x");
 }
 
+// Open MPI 5 (PRRTE): the same job in the options 5.0 does not deprecate.
+TEST_F(MpiCommandTest, OpenMpiPrrteLocalTagged) {
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpiPrrte,
+                  {"-np", "2", "--tag-output", "python3", "-c", "print(1)"}),
+            "mpirun --allow-run-as-root -np 2 -H localhost:2 --map-by slot --bind-to none "
+            "--output tag -x PATH -x HORDE_LOG_LEVEL python3 -c 'print(1)'");
+}
+
+TEST_F(MpiCommandTest, OpenMpiPrrteLocalOversubscribedNotRoot) {
+  LocalMachine user = kRootOnHostA;
+  user.is_root = false;
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpiPrrte, {"-np", "3", "--output-filename", "logs", "x"}, user),
+            "mpirun -np 3 -H localhost:2 --map-by slot:OVERSUBSCRIBE --bind-to none "
+            "--output dir=/work/logs,merge-stderr-to-stdout -x PATH -x HORDE_LOG_LEVEL x");
+}
+
+TEST_F(MpiCommandTest, OpenMpiPrrteTwoHosts) {
+  EXPECT_EQ(Build(MpiFlavor::kOpenMpiPrrte, TwoHosts()),
+            "mpirun --allow-run-as-root -np 4 -H hostA:2,hostB:2 --map-by slot --bind-to none "
+            "--prtemca plm_ssh_args '-p 2222 -i " + key_ + "' "
+            "--mca btl_tcp_if_include hnet0 --prtemca oob_tcp_if_include hnet0 "
+            "-x PATH -x HORDE_LOG_LEVEL -x HORDE_CYCLE_TIME=5 -x NCCL_SOCKET_IFNAME=hnet0 "
+            "--mca btl tcp,self python3 train.py --lr 0.1");
+}
+
+TEST_F(MpiCommandTest, OpenMpiPrrteEmitsNoDeprecatedOption) {
+  LocalMachine user = kRootOnHostA;
+  user.is_root = false;
+  for (const auto& args : {std::vector<std::string>{"-np", "5", "--tag-output", "x"},
+                           std::vector<std::string>{"-np", "5", "--output-filename", "/o", "x"},
+                           TwoHosts()}) {
+    const std::string command = Build(MpiFlavor::kOpenMpiPrrte, args, user);
+    for (const char* deprecated : {"--oversubscribe", "--tag-output", "--output-filename",
+                                   "plm_rsh_args", "--mca oob_"}) {
+      EXPECT_EQ(command.find(deprecated), std::string::npos) << deprecated << " in " << command;
+    }
+  }
+}
+
 TEST_F(MpiCommandTest, HydraLocalTagged) {
   EXPECT_EQ(Build(MpiFlavor::kHydra, {"-np", "3", "--tag-output", "python3", "-c", "print(1)"}),
             "mpirun -n 3 -hosts localhost:2 -bind-to none -prepend-rank "
@@ -95,7 +134,7 @@ TEST_F(MpiCommandTest, HydraTakesOneInterface) {
 TEST_F(MpiCommandTest, KeyPathWithASpaceCannotReachSsh) {
   std::string spaced = "/tmp/horde key test." + std::to_string(getpid());
   std::ofstream(spaced) << "key\n";
-  for (MpiFlavor flavor : {MpiFlavor::kOpenMpi, MpiFlavor::kHydra}) {
+  for (MpiFlavor flavor : {MpiFlavor::kOpenMpi, MpiFlavor::kOpenMpiPrrte, MpiFlavor::kHydra}) {
     EXPECT_USAGE_ERROR(Build(flavor, {"-H", "far:1", "-i", spaced, "x"}), "contains a space");
   }
   std::remove(spaced.c_str());

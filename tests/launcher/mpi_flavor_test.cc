@@ -16,6 +16,17 @@ TEST(MpiFlavor, RecognizesOpenMpi) {
   EXPECT_EQ(mpi->description, "Open MPI 4.1.4");
 }
 
+TEST(MpiFlavor, RecognizesOpenMpi5AsPrrte) {
+  auto mpi = ParseMpiVersion(  // Debian 13's
+      "mpirun (Open MPI) 5.0.7\n\nReport bugs to https://www.open-mpi.org/community/help/\n");
+  ASSERT_TRUE(mpi.has_value());
+  EXPECT_EQ(mpi->flavor, MpiFlavor::kOpenMpiPrrte);
+  EXPECT_EQ(mpi->description, "Open MPI 5.0.7 (PRRTE)");
+  EXPECT_EQ(ParseMpiVersion("mpirun (Open MPI) 6.0.0rc1\n")->flavor, MpiFlavor::kOpenMpiPrrte);
+  EXPECT_EQ(ParseMpiVersion("mpirun (Open MPI) 3.1.6\n")->flavor, MpiFlavor::kOpenMpi);
+  EXPECT_EQ(ParseMpiVersion("mpirun (Open MPI) 4.1.7a1\n")->flavor, MpiFlavor::kOpenMpi);
+}
+
 TEST(MpiFlavor, RecognizesMpichHydra) {
   auto mpi = ParseMpiVersion(  // MPICH 4.0.2 of Debian 12
       "HYDRA build details:\n"

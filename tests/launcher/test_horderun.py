@@ -61,6 +61,23 @@ def assert_all_gone(pids, limit_s=10):
         time.sleep(0.1)
 
 
+def installed_mpi():
+    """The MPI line of `horderun --check-build`: 'Open MPI 4.1.4 (/usr/bin/mpirun)',
+    'Open MPI 5.0.7 (PRRTE) (...)', 'MPICH 4.0.2 (Hydra) (...)'."""
+    report = horderun("--check-build").stdout
+    return re.search(r"^MPI: +(.*)$", report, re.M).group(1)
+
+
+def rank_output_file(logs, rank):
+    """Where --output-filename puts a rank's output, per MPI: Open MPI 4's
+    DIR/1/rank.N/stdout, Open MPI 5's DIR/<job name>/rank.N/stdout (stderr merged in),
+    Hydra's DIR/rank.N.stdout."""
+    if "Hydra" in installed_mpi():
+        return logs / f"rank.{rank}.stdout"
+    [path] = logs.glob(f"*/rank.{rank}/stdout")
+    return path
+
+
 @pytest.mark.parametrize("np", [1, 2, 4])
 def test_collectives(np):
     run = horderun("-np", str(np), PYTHON, JOB, "collectives")
@@ -72,7 +89,12 @@ def test_a_failing_rank_sets_the_exit_code_and_stops_the_others(tmp_path):
     env = dict(os.environ, JOB_PID_DIR=str(tmp_path))
     start = time.monotonic()
     run = horderun("-np", "4", PYTHON, JOB, "fail", "1", "3", env=env)
-    assert run.returncode == 3, run.stderr
+    if "Hydra" in installed_mpi():
+        # Hydra kills the other ranks (SIGKILL) and exits with the bitwise or of every
+        # rank's wait status, which reads as killed by signal 9, not rank 1's code.
+        assert run.returncode != 0 and "BAD TERMINATION" in run.stdout, run.stdout
+    else:
+        assert run.returncode == 3, run.stderr
     assert time.monotonic() - start < 30  # the others were sleeping for 300 s
     assert len(rank_pids(tmp_path)) == 4
     assert_all_gone(rank_pids(tmp_path))
@@ -112,9 +134,27 @@ def test_output_filename_writes_a_file_per_rank(tmp_path):
     run = horderun("-np", "2", "--output-filename", str(tmp_path / "logs"), PYTHON, JOB,
                    "collectives")
     assert run.returncode == 0, run.stderr
-    for rank in range(2):  # Open MPI's layout: DIR/<job>/rank.N/stdout
-        stdout = open(tmp_path / "logs" / "1" / f"rank.{rank}" / "stdout").read()
+    for rank in range(2):
+        stdout = rank_output_file(tmp_path / "logs", rank).read_text()
         assert ok_lines(stdout) == [(str(rank), "2")]
+
+
+def test_the_command_is_in_the_installed_mpis_own_words():
+    """Oversubscribed and tagged: Open MPI 5 (PRRTE) deprecates --oversubscribe and
+    --tag-output, Hydra has neither."""
+    mpi = installed_mpi()
+    run = horderun("--dry-run", "-np", str(os.cpu_count() + 1), "--tag-output", "true")
+    assert run.returncode == 0, run.stderr
+    command = run.stdout.splitlines()[-1]
+    if "Hydra" in mpi:
+        assert command.startswith(f"mpirun -n {os.cpu_count() + 1} -hosts localhost:"), command
+        assert "-prepend-rank" in command, command
+    elif "PRRTE" in mpi:
+        assert "--map-by slot:OVERSUBSCRIBE " in command and "--output tag " in command, command
+        assert "--oversubscribe" not in command and "--tag-output" not in command, command
+    else:
+        assert re.match(r"Open MPI [1-4]\.", mpi), mpi
+        assert "--oversubscribe " in command and "--tag-output " in command, command
 
 
 def test_dry_run_prints_the_command_and_starts_nothing(tmp_path):
@@ -124,8 +164,9 @@ def test_dry_run_prints_the_command_and_starts_nothing(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "HORDE_FUSION_THRESHOLD=1048576\n" in run.stdout
     command = run.stdout.splitlines()[-1]
-    assert command.startswith("mpirun ") and "-np 2" in command
-    assert command.endswith(f"-x HORDE_FUSION_THRESHOLD=1048576 /usr/bin/touch {marker}")
+    assert re.match(r"mpirun .*-np? 2 ", command), command  # Open MPI: -np, Hydra: -n
+    assert command.endswith((f"-x HORDE_FUSION_THRESHOLD=1048576 /usr/bin/touch {marker}",
+                             f"-genv HORDE_FUSION_THRESHOLD 1048576 /usr/bin/touch {marker}"))
     assert not marker.exists()
 
 
@@ -133,7 +174,7 @@ def test_dry_run_inside_a_slurm_allocation():
     env = dict(os.environ, SLURM_JOB_NODELIST="node[01-02],gpu7", SLURM_TASKS_PER_NODE="2(x2),4")
     run = horderun("--dry-run", "python3", "train.py", env=env)
     assert run.returncode == 0, run.stderr
-    assert "-np 8 -H node01:2,node02:2,gpu7:4 " in run.stdout
+    assert re.search(r"(-np 8 -H|-n 8 -hosts) node01:2,node02:2,gpu7:4 ", run.stdout), run.stdout
 
 
 def test_help_version_and_check_build():
@@ -141,7 +182,8 @@ def test_help_version_and_check_build():
     assert horderun("--version").stdout == "horderun 0.1.0\n"
     report = horderun("--check-build")
     assert report.returncode == 0
-    assert re.search(r"^MPI: +Open MPI \d", report.stdout, re.M), report.stdout
+    assert re.search(r"^MPI: +(Open MPI [1-4]\S*|Open MPI [5-9]\S* \(PRRTE\)|MPICH \S+ \(Hydra\)) \(/",
+                     report.stdout, re.M), report.stdout
     assert re.search(r"^horde: +0\.1\.0 \(MPI: yes, NCCL: (yes|no), CUDA: (yes|no)\)",
                      report.stdout, re.M), report.stdout
     assert re.search(r"^torch: +\d", report.stdout, re.M), report.stdout

@@ -66,12 +66,10 @@ def run_python():
     over 60 s. The child gets this environment without the outer MPI job's variables (a
     child that saw them would try to join that job) and without horde settings, plus
     ``env``."""
-    outer_job = ("OMPI_", "PMIX_", "PRTE_", "HYDRA_", "HORDE_", "HOROVOD_")
+    from _child_job import child_environment
 
     def run(code, env=None, launcher=(), with_stderr=False):
-        child_env = {key: value for key, value in os.environ.items()
-                     if not key.startswith(outer_job) or key.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
-        child_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **(env or {}))
+        child_env = child_environment(**(env or {}))
         done = subprocess.run([*launcher, sys.executable, "-c", textwrap.dedent(code)],
                               env=child_env, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, f"exit code {done.returncode}\n{done.stdout}\n{done.stderr}"

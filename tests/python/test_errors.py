@@ -1,12 +1,11 @@
 """Error cases. Each raises on every rank, and the next collective still works."""
 
-import shutil
-
 import pytest
 import torch
 
 import horde.torch as hvd
 from horde.torch import _ops
+from _child_job import mpirun
 
 needs_two_ranks = pytest.mark.skipif(hvd.size() < 2, reason="needs at least 2 ranks")
 # Subprocess checks do not depend on the job's size: run them once per job, on rank 0.
@@ -218,7 +217,7 @@ def test_shutdown_fails_pending_operations(run_python):
                     say(f"{step}: {type(e).__name__} {e}")
         hvd.init()  # every rank starts again, together
         say(f"after init again: {hvd.allreduce(torch.ones(1), name='again', op=hvd.Sum).item()}")
-    """, launcher=[shutil.which("mpirun"), "-np", "2", "--oversubscribe"])
+    """, launcher=mpirun(2))
     assert "rank 0: initialized after shutdown: False" in out, out
     assert "rank 1: pending: HordeInternalError horde has been shut down" in out, out
     assert "rank 1: next: HordeInternalError horde has been shut down" in out, out

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import horde.torch as hvd
+from _child_job import child_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 HORDERUN = ROOT / ".venv" / "bin" / "horderun"
@@ -32,9 +33,7 @@ def say(line):
 
 
 def run_job(code, timeout=60):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OMPI_", "PMIX_", "PRTE_", "HORDE_", "HOROVOD_"))}
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = child_environment()
     start = time.monotonic()
     done = subprocess.run([str(ROOT / "scripts" / "mpirun.sh"), "-np", "2", sys.executable,
                            "-c", PRELUDE + code], env=env, capture_output=True, text=True,

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import horde.torch as hvd
-from _child_job import CHILD_PRELUDE
+from _child_job import CHILD_PRELUDE, child_environment
 
 MPIRUN_2 = [str(Path(__file__).resolve().parents[2] / "scripts" / "mpirun.sh"), "-np", "2"]
 
@@ -303,8 +303,7 @@ if ps.included():
 
 @pytest.mark.skipif(hvd.size() != 1, reason="starts its own job: only in the 1-rank run")
 def test_a_failed_rank_fails_the_pending_operations_of_its_sets_too():
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OMPI_", "PMIX_", "PRTE_", "HORDE_", "HOROVOD_"))}
+    env = child_environment()
     code = CHILD_PRELUDE.replace("hvd.init()\n", "ps = hvd.ProcessSet([0, 1])\nhvd.init(process_sets=[ps])\n")
     code += """
 if rank == 1:
