@@ -11,7 +11,9 @@
 #   lane_run COMMAND                       runs COMMAND (bash) in root/, in /horde
 #
 # Everything runs in namespaces of its own (unshare --mount --pid): /proc, /sys
-# (read-only), a tmpfs on /dev/shm and the ccache folder are mounted in a mount
+# (read-only), fresh tmpfs on /dev/shm and /tmp (PIDs start again at 1 in every run, and
+# Open MPI 5's session folders in /tmp are named by PID: a stale one of an earlier run
+# makes prterun fail) and the ccache folder are mounted in a mount
 # namespace that only the lane's processes see, so the mounts disappear with them, on
 # success, failure, Ctrl-C or kill alike, and no other process on the machine ever sees
 # them (a `rm -rf build` elsewhere cannot reach the host's /proc or /dev through them).
@@ -87,6 +89,7 @@ lane_in() {
     mount -t proc proc "$root/proc"
     mount -t sysfs -o ro sysfs "$root/sys"
     mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
+    mount -t tmpfs -o mode=1777 tmp "$root/tmp"
     mount --bind "$ccache" "$root/ccache"
     exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
