@@ -45,6 +45,19 @@ void CreateHalfOps(MPI_Op* ops) {
   MPI_Op_create(&HalfReduce<Codec, ProductOf>, 1, &ops[static_cast<int>(ReduceOp::kProduct)]);
 }
 
+// uint8 Min and Max compare unsigned values with these instead of MPI_MIN/MPI_MAX, on
+// every MPI: MPICH 4.0 (Debian 12's) compares MPI_UINT8_T as signed there, so that
+// min(3, 255) is 255 and max(3, 200) is 3.
+struct UInt8Min { static uint8_t Apply(uint8_t a, uint8_t b) { return std::min(a, b); } };
+struct UInt8Max { static uint8_t Apply(uint8_t a, uint8_t b) { return std::max(a, b); } };
+
+template <typename Reduction>
+void UInt8Reduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint8_t*>(in);
+  auto* b = static_cast<uint8_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = Reduction::Apply(a[i], b[i]);
+}
+
 MPI_Op BuiltinOp(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum:
@@ -70,6 +83,8 @@ MpiDatatypes::MpiDatatypes() {
   MPI_Type_commit(&bfloat16_);
   CreateHalfOps<Float16Codec>(half_ops_[0]);
   CreateHalfOps<BFloat16Codec>(half_ops_[1]);
+  MPI_Op_create(&UInt8Reduce<UInt8Min>, 1, &uint8_min_);
+  MPI_Op_create(&UInt8Reduce<UInt8Max>, 1, &uint8_max_);
 }
 
 MpiDatatypes::~MpiDatatypes() {
@@ -81,6 +96,8 @@ MpiDatatypes::~MpiDatatypes() {
       if (op != static_cast<int>(ReduceOp::kAverage) && ops[op] != MPI_OP_NULL) MPI_Op_free(&ops[op]);
     }
   }
+  MPI_Op_free(&uint8_min_);
+  MPI_Op_free(&uint8_max_);
   MPI_Type_free(&float16_);
   MPI_Type_free(&bfloat16_);
 }
@@ -106,6 +123,10 @@ MPI_Op MpiDatatypes::Op(DataType dtype, ReduceOp op) const {
     case DataType::kFloat16: return half_ops_[0][static_cast<int>(op)];
     case DataType::kBFloat16: return half_ops_[1][static_cast<int>(op)];
     case DataType::kBool: return LogicalOp(op);
+    case DataType::kUInt8:
+      if (op == ReduceOp::kMin) return uint8_min_;
+      if (op == ReduceOp::kMax) return uint8_max_;
+      return BuiltinOp(op);
     default: return BuiltinOp(op);
   }
 }

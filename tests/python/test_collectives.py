@@ -22,11 +22,16 @@ def dtype_name(dtype):
 
 
 def value_range(dtype, op_name="Sum"):
-    """[low, high) such that reducing over up to 4 ranks neither overflows nor loses precision."""
+    """[low, high) such that reducing over up to 4 ranks neither overflows nor loses precision;
+    Min and Max of integers, which cannot overflow, over the whole range (values of 128 and
+    more are where a signed comparison of uint8, as MPICH 4.0's MPI_MIN makes, goes wrong)."""
     if dtype == torch.bool:
         return 0, 2
     if dtype.is_floating_point:
         return (0.5, 1.5) if op_name == "Product" else (-2.0, 2.0)
+    if op_name in ("Min", "Max"):
+        bits = min(torch.iinfo(dtype).bits, 40)
+        return (0, 2 ** bits) if dtype == torch.uint8 else (-2 ** (bits - 1), 2 ** (bits - 1))
     if op_name == "Product":
         return (0, 3) if dtype == torch.uint8 else (-2, 3)
     return (0, 60) if dtype == torch.uint8 else (-30, 30)
