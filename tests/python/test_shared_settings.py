@@ -4,8 +4,8 @@ rank 0's values, say so in the log, and compute correct results; a malformed val
 one rank must fail init() on both, naming it. They run in the 1-rank pass only.
 """
 
+import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 import horde.torch as hvd
-from _child_job import CHILD_PRELUDE
+from _child_job import CHILD_PRELUDE, mpirun
 
 pytestmark = pytest.mark.skipif(hvd.size() != 1,
                                 reason="starts its own job: only in the 1-rank run")
@@ -23,18 +23,19 @@ OUTER_JOB = ("OMPI_", "PMIX_", "PRTE_", "HYDRA_", "HORDE_", "HOROVOD_")
 
 def run_per_rank_env(code, env_of_rank):
     """Runs ``code`` on 2 ranks, rank r with ``env_of_rank[r]`` added to a clean
-    environment (as conftest's run_python cleans it); returns (stdout, stderr)."""
+    environment (as conftest's run_python cleans it) before anything imports horde;
+    returns (stdout, stderr). The job is one scripts/mpirun.sh command, in the words of
+    the MPI on PATH; each rank sets its own variables from its launcher's rank."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(OUTER_JOB) or key.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    command = [shutil.which("mpirun"), "--allow-run-as-root", "--oversubscribe"]
-    for rank, extra in enumerate(env_of_rank):
-        if rank:
-            command.append(":")
-        command += ["-np", "1"]
-        for key, value in extra.items():
-            command += ["-x", f"{key}={value}"]
-        command += [sys.executable, "-c", textwrap.dedent(code)]
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               ENV_OF_RANK=json.dumps(env_of_rank))
+    own_env = textwrap.dedent("""
+        import json as _json, os as _os
+        _launcher_rank = int(_os.environ.get("OMPI_COMM_WORLD_RANK") or _os.environ.get("PMI_RANK") or 0)
+        _os.environ.update(_json.loads(_os.environ["ENV_OF_RANK"])[_launcher_rank])
+        """)
+    command = mpirun(len(env_of_rank)) + [sys.executable, "-c", own_env + textwrap.dedent(code)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, f"exit code {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done.stdout, done.stderr
