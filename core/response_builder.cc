@@ -6,19 +6,10 @@
 #include <map>
 #include <sstream>
 
+#include "core/shortest_number.h"
+
 namespace horde {
 namespace {
-
-// The shortest form that reads back as `v`, so factors that differ never print alike.
-std::string FormatDouble(double v) {
-  std::ostringstream s;
-  for (int precision = 6; precision <= 17; ++precision) {
-    s.str("");
-    s << std::setprecision(precision) << v;
-    if (std::strtod(s.str().c_str(), nullptr) == v) break;
-  }
-  return s.str();
-}
 
 // Compares one field across ranks. On disagreement, writes an error naming each value
 // and the ranks holding it, e.g. "float32 on rank 0; int32 on rank 1".
@@ -60,8 +51,8 @@ bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names
     case OpType::kReducescatter:
       return agree("shape", [](R r) { return ShapeString(r.shape); }) &&
              agree("reduce op", [](R r) { return std::string(ReduceOpName(r.reduce_op)); }) &&
-             agree("prescale factor", [](R r) { return FormatDouble(r.prescale); }) &&
-             agree("postscale factor", [](R r) { return FormatDouble(r.postscale); });
+             agree("prescale factor", [](R r) { return ShortestNumber(r.prescale); }) &&
+             agree("postscale factor", [](R r) { return ShortestNumber(r.postscale); });
     case OpType::kAllgather:
     case OpType::kAlltoall:
       return agree("shape (all but the first dimension)", TrailingShape);

@@ -8,21 +8,10 @@
 
 #include "core/logging.h"
 #include "core/rank_names.h"
+#include "core/shortest_number.h"
 
 namespace horde {
 namespace {
-
-// The shortest text that reads back as `v`: "1", "0.5", "60".
-std::string Number(double v) {
-  std::ostringstream s;
-  for (int precision = 6; precision <= 17; ++precision) {
-    s.str("");
-    s.precision(precision);
-    s << v;
-    if (std::strtod(s.str().c_str(), nullptr) == v) break;
-  }
-  return s.str();
-}
 
 std::string Switch(bool on) { return on ? "1" : "0"; }
 
@@ -39,7 +28,7 @@ const SharedSetting kShared[] = {
      [](const Config& f, Config* t) { t->fusion_threshold_bytes = f.fusion_threshold_bytes; }},
     {"CACHE_CAPACITY", [](const Config& c) { return std::to_string(c.cache_capacity); },
      [](const Config& f, Config* t) { t->cache_capacity = f.cache_capacity; }},
-    {"CYCLE_TIME", [](const Config& c) { return Number(c.cycle_time_ms); },
+    {"CYCLE_TIME", [](const Config& c) { return ShortestNumber(c.cycle_time_ms); },
      [](const Config& f, Config* t) { t->cycle_time_ms = f.cycle_time_ms; }},
     {"AUTOTUNE", [](const Config& c) { return Switch(c.autotune); },
      [](const Config& f, Config* t) { t->autotune = f.autotune; }},
@@ -47,9 +36,9 @@ const SharedSetting kShared[] = {
      [](const Config& f, Config* t) { t->gpu_operations_nccl = f.gpu_operations_nccl; }},
     {"HIERARCHICAL_ALLREDUCE", [](const Config& c) { return Switch(c.hierarchical_allreduce); },
      [](const Config& f, Config* t) { t->hierarchical_allreduce = f.hierarchical_allreduce; }},
-    {"STALL_CHECK_TIME_SECONDS", [](const Config& c) { return Number(c.stall.check_seconds); },
+    {"STALL_CHECK_TIME_SECONDS", [](const Config& c) { return ShortestNumber(c.stall.check_seconds); },
      [](const Config& f, Config* t) { t->stall.check_seconds = f.stall.check_seconds; }},
-    {"STALL_SHUTDOWN_TIME_SECONDS", [](const Config& c) { return Number(c.stall.shutdown_seconds); },
+    {"STALL_SHUTDOWN_TIME_SECONDS", [](const Config& c) { return ShortestNumber(c.stall.shutdown_seconds); },
      [](const Config& f, Config* t) { t->stall.shutdown_seconds = f.stall.shutdown_seconds; }},
     {"STALL_CHECK_DISABLE", [](const Config& c) { return Switch(!c.stall.enabled); },
      [](const Config& f, Config* t) { t->stall.enabled = f.stall.enabled; }},

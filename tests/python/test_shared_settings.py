@@ -1,12 +1,11 @@
 """Settings that ranks must share: a 2-rank child job in which each rank gets its own
-environment (each rank adds its own variables before init(), chosen by its rank: mpirun's
-MPMD form, ``-np 1 ... : -np 1 ...``, would do the same, but Open MPI 5.0.7's mpirun
-crashes on it, and Hydra spells it otherwise). Every rank must run with rank 0's values,
-say so in the log, and compute correct results; a malformed value on one rank must fail
-init() on both, naming it. They run in the 1-rank pass only.
+environment (mpirun's MPMD form, ``-np 1 ... : -np 1 ...``). Every rank must run with
+rank 0's values, say so in the log, and compute correct results; a malformed value on
+one rank must fail init() on both, naming it. They run in the 1-rank pass only.
 """
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -14,26 +13,29 @@ import textwrap
 import pytest
 
 import horde.torch as hvd
-from _child_job import CHILD_PRELUDE, child_environment, mpirun
+from _child_job import CHILD_PRELUDE, mpirun
 
 pytestmark = pytest.mark.skipif(hvd.size() != 1,
                                 reason="starts its own job: only in the 1-rank run")
 
-# Before anything else, each rank adds its own variables, found by its rank in the job as
-# the launcher tells it (Open MPI: OMPI_COMM_WORLD_RANK; MPICH's Hydra: PMI_RANK).
-PER_RANK_ENV = """
-import json as _json, os as _os
-_rank = int(_os.environ.get("OMPI_COMM_WORLD_RANK") or _os.environ["PMI_RANK"])
-_os.environ.update(_json.loads(_os.environ["TEST_ENV_OF_RANK"])[_rank])
-"""
+OUTER_JOB = ("OMPI_", "PMIX_", "PRTE_", "HYDRA_", "HORDE_", "HOROVOD_")
 
 
 def run_per_rank_env(code, env_of_rank):
     """Runs ``code`` on 2 ranks, rank r with ``env_of_rank[r]`` added to a clean
-    environment (as conftest's run_python cleans it); returns (stdout, stderr)."""
-    env = child_environment(TEST_ENV_OF_RANK=json.dumps(env_of_rank))
-    command = [*mpirun(len(env_of_rank)), sys.executable, "-c",
-               PER_RANK_ENV + textwrap.dedent(code)]
+    environment (as conftest's run_python cleans it) before anything imports horde;
+    returns (stdout, stderr). The job is one scripts/mpirun.sh command, in the words of
+    the MPI on PATH; each rank sets its own variables from its launcher's rank."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(OUTER_JOB) or key.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               ENV_OF_RANK=json.dumps(env_of_rank))
+    own_env = textwrap.dedent("""
+        import json as _json, os as _os
+        _launcher_rank = int(_os.environ.get("OMPI_COMM_WORLD_RANK") or _os.environ.get("PMI_RANK") or 0)
+        _os.environ.update(_json.loads(_os.environ["ENV_OF_RANK"])[_launcher_rank])
+        """)
+    command = mpirun(len(env_of_rank)) + [sys.executable, "-c", own_env + textwrap.dedent(code)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, f"exit code {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done.stdout, done.stderr

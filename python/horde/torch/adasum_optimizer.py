@@ -18,6 +18,7 @@ from contextlib import contextmanager
 import torch
 
 from horde.common.process_sets import global_process_set
+from horde.torch.gradient_hooks import register_gradient_hooks
 from horde.torch.mpi_ops import Adasum, allreduce_async_, size, synchronize
 from horde.torch.parameter_names import parameter_names
 
@@ -66,27 +67,13 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
         self._delay = {p: backward_passes_per_step for p in self._trainable}
         self._starts = {p: torch.zeros_like(p, requires_grad=False) for p in self._trainable}
         self._pending = {}  # parameter -> (handle, compression context)
-        self._grad_accumulators = []
-        self._register_hooks()
-
-    def _register_hooks(self):
-        for p in self._trainable:
-            if hasattr(p, "register_post_accumulate_grad_hook"):
-                p.register_post_accumulate_grad_hook(self._on_gradient_ready)
-            else:
-                # Before torch 2.1: hook the gradient accumulator node of the parameter.
-                accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
-                accumulator.register_hook(self._gradient_hook_for(p))
-                self._grad_accumulators.append(accumulator)
-
-    def _gradient_hook_for(self, p):
-        return lambda *ignored: self._on_gradient_ready(p)
+        self._grad_accumulators = register_gradient_hooks(self._trainable, self._on_gradient_ready)
 
     def _on_gradient_ready(self, p):
         if self._delay[p] <= 0:
             raise AssertionError(
-                "gradients were computed more than backward_passes_per_step times before "
-                "step(); raise backward_passes_per_step to accumulate gradients locally")
+                "Gradients were computed more than backward_passes_per_step times before call "
+                "to step(). Increase backward_passes_per_step to accumulate gradients locally.")
         self._delay[p] -= 1
         if self._delay[p] == 0:
             self._start(p)

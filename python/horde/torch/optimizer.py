@@ -15,6 +15,7 @@ from horde.common.process_sets import global_process_set
 from horde.torch import adasum_optimizer
 from horde.torch.compression import Compression
 from horde.torch.gradient_buckets import GradientBuckets
+from horde.torch.gradient_hooks import register_gradient_hooks
 from horde.torch.mpi_ops import (
     Average, Max, allreduce, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async,
     synchronize,
@@ -73,7 +74,6 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._ready_in_group = {}  # group index -> parameters whose gradients are ready
         self._should_synchronize = True
         self._synchronized = False
-        self._grad_accumulators = []
         self._buckets = None
         self._bucket_handles = []
         if gradient_as_bucket_view:
@@ -84,20 +84,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb}")
             self._buckets = GradientBuckets(trainable, self._parameter_names,
                                             int(bucket_cap_mb * (1 << 20)))
-        self._register_hooks(trainable)
-
-    def _register_hooks(self, params):
-        for p in params:
-            if hasattr(p, "register_post_accumulate_grad_hook"):
-                p.register_post_accumulate_grad_hook(self._on_gradient_ready)
-            else:
-                # Before torch 2.1: hook the gradient accumulator node of the parameter.
-                accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
-                accumulator.register_hook(self._gradient_hook_for(p))
-                self._grad_accumulators.append(accumulator)
-
-    def _gradient_hook_for(self, p):
-        return lambda *ignored: self._on_gradient_ready(p)
+        self._grad_accumulators = register_gradient_hooks(trainable, self._on_gradient_ready)
 
     def _on_gradient_ready(self, p):
         if self._delay[p] <= 0:
