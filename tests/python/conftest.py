@@ -76,3 +76,18 @@ def run_python():
         return (done.stdout, done.stderr) if with_stderr else done.stdout
 
     return run
+
+
+@pytest.fixture
+def process_set():
+    """process_set(ranks): adds the set on every rank; removed at the end of the test."""
+    added = []
+
+    def add(ranks):
+        added.append(hvd.add_process_set(ranks))
+        return added[-1]
+
+    yield add
+    for ps in added:
+        if ps.process_set_id is not None:
+            hvd.remove_process_set(ps)

@@ -196,19 +196,6 @@ def test_reducescatter_with_adasum_is_refused():
     assert_collectives_work("adasum.after.reducescatter")
 
 
-@pytest.fixture
-def process_set():
-    added = []
-
-    def add(ranks):
-        added.append(hvd.add_process_set(ranks))
-        return added[-1]
-
-    yield add
-    for ps in added:
-        hvd.remove_process_set(ps)
-
-
 @needs_ranks(4)
 def test_a_process_set_of_three_ranks_is_refused_on_each_of_them(process_set):
     three = process_set([0, 1, 2])

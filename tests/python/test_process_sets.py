@@ -25,21 +25,6 @@ def needs_ranks(n):
     return pytest.mark.skipif(hvd.size() < n, reason=f"needs {n} ranks")
 
 
-@pytest.fixture
-def process_set():
-    """process_set(ranks): adds the set on every rank; removed at the end of the test."""
-    added = []
-
-    def add(ranks):
-        added.append(hvd.add_process_set(ranks))
-        return added[-1]
-
-    yield add
-    for ps in added:
-        if ps.process_set_id is not None:
-            hvd.remove_process_set(ps)
-
-
 def odd_ranks():
     """A set that is not the global one, whose ranks differ from its own ranks numbering."""
     return [r for r in range(hvd.size()) if r % 2 == 1]

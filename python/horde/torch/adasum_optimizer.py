@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import torch
 
 from horde.common.process_sets import global_process_set
-from horde.torch.gradient_hooks import register_gradient_hooks
+from horde.torch.gradient_hooks import count_backward_pass, register_gradient_hooks
 from horde.torch.mpi_ops import Adasum, allreduce_async_, size, synchronize
 from horde.torch.parameter_names import parameter_names
 
@@ -70,12 +70,7 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
         self._grad_accumulators = register_gradient_hooks(self._trainable, self._on_gradient_ready)
 
     def _on_gradient_ready(self, p):
-        if self._delay[p] <= 0:
-            raise AssertionError(
-                "Gradients were computed more than backward_passes_per_step times before call "
-                "to step(). Increase backward_passes_per_step to accumulate gradients locally.")
-        self._delay[p] -= 1
-        if self._delay[p] == 0:
+        if count_backward_pass(self._delay, p):
             self._start(p)
 
     def _start(self, p):

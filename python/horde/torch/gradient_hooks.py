@@ -20,3 +20,14 @@ def register_gradient_hooks(params, on_ready):
 
 def _calling(on_ready, p):
     return lambda *ignored: on_ready(p)
+
+
+def count_backward_pass(delay, p):
+    """Counts one backward pass of p against ``delay`` (parameter -> passes still to
+    come); True when this was the last of the step. Horovod's error when a step has more."""
+    if delay[p] <= 0:
+        raise AssertionError(
+            "Gradients were computed more than backward_passes_per_step times before call "
+            "to step(). Increase backward_passes_per_step to accumulate gradients locally.")
+    delay[p] -= 1
+    return delay[p] == 0

@@ -15,7 +15,7 @@ from horde.common.process_sets import global_process_set
 from horde.torch import adasum_optimizer
 from horde.torch.compression import Compression
 from horde.torch.gradient_buckets import GradientBuckets
-from horde.torch.gradient_hooks import register_gradient_hooks
+from horde.torch.gradient_hooks import count_backward_pass, register_gradient_hooks
 from horde.torch.mpi_ops import (
     Average, Max, allreduce, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async,
     synchronize,
@@ -87,12 +87,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._grad_accumulators = register_gradient_hooks(trainable, self._on_gradient_ready)
 
     def _on_gradient_ready(self, p):
-        if self._delay[p] <= 0:
-            raise AssertionError(
-                "Gradients were computed more than backward_passes_per_step times before call "
-                "to step(). Increase backward_passes_per_step to accumulate gradients locally.")
-        self._delay[p] -= 1
-        if self._delay[p] == 0:
+        if count_backward_pass(self._delay, p):
             try:
                 self._start(p)
             except Exception as e:  # noqa: BLE001 - synchronize() raises it, after the rest
