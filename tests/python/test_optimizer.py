@@ -251,6 +251,51 @@ def test_named_parameters_none_trains_like_named():
     train_side_by_side(model, optimizer, reference, reference_optimizer, range(STEPS))
 
 
+def derived_class_counting_steps(wrapped, steps_taken):
+    class CountingOptimizer(type(wrapped)):
+        def step(self, closure=None):
+            steps_taken.append(1)
+            return super().step(closure)
+
+    return CountingOptimizer
+
+
+def test_a_class_derived_from_the_wrapped_class_can_call_super():
+    """Horovod's wrapped class calls super(self.__class__, self), which recurses forever in
+    a class derived from it; horde's reaches the user's optimizer with super()."""
+    model, reference = Net(), Net()
+    wrapped = distributed(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    steps_taken = []
+    wrapped.__class__ = derived_class_counting_steps(wrapped, steps_taken)
+    assert isinstance(wrapped, torch.optim.SGD)
+    train_side_by_side(model, wrapped, reference, torch.optim.SGD(reference.parameters(), lr=0.1),
+                       range(STEPS))
+    assert len(steps_taken) == STEPS
+
+
+def test_a_class_derived_from_the_adasum_wrapped_class_can_call_super():
+    model = Net()
+    wrapped = distributed(model, torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum)
+    steps_taken = []
+    wrapped.__class__ = derived_class_counting_steps(wrapped, steps_taken)
+    for step in range(STEPS):
+        x, y = global_batch(step)
+        wrapped.zero_grad()
+        F.mse_loss(model(rows_of(x, hvd.rank()), True), rows_of(y, hvd.rank())).backward()
+        wrapped.step()
+    assert len(steps_taken) == STEPS
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(p.detach(), hvd.broadcast(p.detach(), 0, name=f"check.{name}"),
+                                   msg=lambda m: f"{name} differs from rank 0's: {m}")
+
+
+def test_wrapping_a_wrapped_optimizer_raises():
+    model = Net()
+    optimizer = distributed(model)
+    with pytest.raises(ValueError, match="already a horde DistributedOptimizer"):
+        hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+
+
 class Pairs(nn.Module):
     """PAIRS layers, of which forward uses only ``used``: grouping each used layer's weight
     with an unused layer's weight makes every group partly used."""

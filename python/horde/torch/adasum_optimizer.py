@@ -20,6 +20,7 @@ import torch
 from horde.common.process_sets import global_process_set
 from horde.torch.gradient_hooks import count_backward_pass, register_gradient_hooks
 from horde.torch.mpi_ops import Adasum, allreduce_async_, size, synchronize
+from horde.torch.optimizer_class import wrap_optimizer_class
 from horde.torch.parameter_names import parameter_names
 
 
@@ -47,15 +48,16 @@ def DistributedAdasumOptimizer(optimizer, named_parameters, compression, backwar
     if groups is not None or num_groups:
         warnings.warn("groups and num_groups are ignored with op=Adasum (as in Horovod): each "
                       "parameter's delta is reduced on its own (small ones still fuse)")
-    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
-               dict(_DistributedAdasumOptimizer.__dict__))
+    cls = wrap_optimizer_class(_DistributedAdasumOptimizer, optimizer)
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,
                process_set)
 
 
-class _DistributedAdasumOptimizer(torch.optim.Optimizer):
+class _DistributedAdasumOptimizer:
+    """Mixed in before the user's optimizer class (see wrap_optimizer_class)."""
+
     def __init__(self, params, named_parameters, compression, backward_passes_per_step, process_set):
-        super(self.__class__, self).__init__(params)
+        super().__init__(params)
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
         self._delta_names = {p: f"adasum.{name}" for p, name in
@@ -98,7 +100,7 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
         for group in self.param_groups:
             group["params"] = [p] if any(p is q for q in group["params"]) else []
         try:
-            super(self.__class__, self).step()
+            super().step()
         finally:
             for group, params in zip(self.param_groups, stashed):
                 group["params"] = params
@@ -145,4 +147,4 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
                 "optimizer.zero_grad() was called after loss.backward() but before "
                 "optimizer.step(); with op=Adasum the parameters hold their local deltas "
                 "until step() applies the reduced ones")
-        return super(self.__class__, self).zero_grad(*args, **kwargs)
+        return super().zero_grad(*args, **kwargs)

@@ -20,6 +20,7 @@ from horde.torch.mpi_ops import (
     Average, Max, allreduce, allreduce_async_, grouped_allreduce_async_, sparse_allreduce_async,
     synchronize,
 )
+from horde.torch.optimizer_class import wrap_optimizer_class
 from horde.torch.parameter_names import parameter_names
 
 
@@ -40,11 +41,13 @@ def _split_groups(params, groups, num_groups):
     return [params[bounds[i]:bounds[i + 1]] for i in range(num_groups)]
 
 
-class _DistributedOptimizer(torch.optim.Optimizer):
+class _DistributedOptimizer:
+    """Mixed in before the user's optimizer class (see wrap_optimizer_class)."""
+
     def __init__(self, params, named_parameters, compression, backward_passes_per_step, op,
                  gradient_predivide_factor, groups, num_groups, sparse_as_dense,
                  gradient_as_bucket_view, bucket_cap_mb, process_set):
-        super(self.__class__, self).__init__(params)
+        super().__init__(params)
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
         if gradient_predivide_factor != 1.0 and op != Average:
@@ -284,7 +287,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 self.synchronize()
             finally:
                 self._synchronized = False
-        return super(self.__class__, self).step(closure)
+        return super().step(closure)
 
     def zero_grad(self, *args, **kwargs):
         if self._pending or self._bucket_handles or self._submit_error:
@@ -296,7 +299,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             # Gradients stay views into their buckets (set_to_none would detach them).
             self._buckets.zero_()
             return None
-        return super(self.__class__, self).zero_grad(*args, **kwargs)
+        return super().zero_grad(*args, **kwargs)
 
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
@@ -328,8 +331,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         return adasum_optimizer.DistributedAdasumOptimizer(
             optimizer, named_parameters, compression, backward_passes_per_step,
             gradient_predivide_factor, groups, num_groups, gradient_as_bucket_view, process_set)
-    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
-               dict(_DistributedOptimizer.__dict__))
+    cls = wrap_optimizer_class(_DistributedOptimizer, optimizer)
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,
                op, gradient_predivide_factor, groups, num_groups, sparse_as_dense,
                gradient_as_bucket_view, bucket_cap_mb, process_set)
