@@ -24,7 +24,7 @@ class Block:
     language: str
     code: str
     marker: str  # "runnable", "not runnable" or ""
-    options: dict  # from the marker: "np=2 timeout=300" -> {"np": "2", "timeout": "300"}
+    options: dict  # from the marker: 'np=2 expect="a b"' -> {"np": "2", "expect": "a b"}
 
     @property
     def id(self):
@@ -35,8 +35,10 @@ def _marker(line):
     match = MARKER.match(line)
     if not match:
         return "", {}
-    options = dict(re.findall(r"(\w+)=(\S+)", match.group(2))) if match.group(1) == "runnable" else {}
-    return match.group(1), options
+    if match.group(1) != "runnable":
+        return match.group(1), {}
+    pairs = re.findall(r'(\w+)=("[^"]*"|\S+)', match.group(2))
+    return match.group(1), {key: value.strip('"') for key, value in pairs}
 
 
 def blocks(page):

@@ -6,7 +6,9 @@ message that docs/troubleshooting.md quotes still exists in the source.
 
 Runnable blocks run from the repository root after scripts/install.sh (scripts/test.sh
 runs it first): shell with bash -euo pipefail, Python with .venv/bin/python, or through
-.venv/bin/horderun -np N when the marker says np=N."""
+.venv/bin/horderun -np N when the marker says np=N. A block must exit with 0, or with N
+when its marker says exit=N (a block that shows an error), within timeout=S seconds
+(120 by default), and print the text of expect="..." when the marker has one."""
 
 import os
 import re
@@ -48,8 +50,13 @@ def test_runnable_block_runs(block, tmp_path):
                              start_new_session=True)
     except subprocess.TimeoutExpired as expired:
         pytest.fail(f"{block.id} ran past {limit} s:\n{block.code}\n{expired.output or ''}")
-    assert run.returncode == 0, (
-        f"{block.id} exited with {run.returncode}:\n{block.code}\n--- output ---\n{run.stdout[-6000:]}")
+    expected = int(block.options.get("exit", 0))  # a block that shows an error says exit=N
+    assert run.returncode == expected, (
+        f"{block.id} exited with {run.returncode}, expected {expected}:\n{block.code}\n--- output ---\n{run.stdout[-6000:]}")
+    if "expect" in block.options:
+        assert block.options["expect"] in run.stdout, (
+            f"{block.id} did not print '{block.options['expect']}':\n{block.code}\n"
+            f"--- output ---\n{run.stdout[-6000:]}")
 
 
 def test_there_are_runnable_blocks_on_the_pages_that_teach_commands():
