@@ -12,6 +12,7 @@ when its marker says exit=N (a block that shows an error), within timeout=S seco
 
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -33,8 +34,23 @@ def command(block, script):
         return ["bash", "-euo", "pipefail", str(script)]
     python = str(md.ROOT / ".venv/bin/python")
     if "np" in block.options:
-        return [str(md.ROOT / ".venv/bin/horderun"), "-np", block.options["np"], python, str(script)]
+        horderun = str(md.ROOT / ".venv/bin/horderun")
+        return [horderun, "-np", block.options["np"], python, str(script)]
     return [python, str(script)]
+
+
+def run_block(block, script, limit):
+    """(exit code, output) of the block; on a timeout its whole process group is killed,
+    so no rank or mpirun it started outlives the test."""
+    with subprocess.Popen(command(block, script), cwd=md.ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, start_new_session=True) as proc:
+        try:
+            output, _ = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+            pytest.fail(f"{block.id} ran past {limit} s:\n{block.code}\n{output[-6000:]}")
+    return proc.returncode, output
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[b.id for b in RUNNABLE])
@@ -43,20 +59,13 @@ def test_runnable_block_runs(block, tmp_path):
         f"{block.id}: a runnable block must be sh or python, not '{block.language}'")
     script = tmp_path / ("block.py" if block.language.startswith("py") else "block.sh")
     script.write_text(block.code)
-    limit = int(block.options.get("timeout", DEFAULT_TIMEOUT))
-    try:
-        run = subprocess.run(command(block, script), cwd=md.ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, timeout=limit,
-                             start_new_session=True)
-    except subprocess.TimeoutExpired as expired:
-        pytest.fail(f"{block.id} ran past {limit} s:\n{block.code}\n{expired.output or ''}")
+    code, output = run_block(block, script, int(block.options.get("timeout", DEFAULT_TIMEOUT)))
     expected = int(block.options.get("exit", 0))  # a block that shows an error says exit=N
-    assert run.returncode == expected, (
-        f"{block.id} exited with {run.returncode}, expected {expected}:\n{block.code}\n--- output ---\n{run.stdout[-6000:]}")
+    shown = f"{block.code}\n--- output ---\n{output[-6000:]}"
+    assert code == expected, f"{block.id} exited with {code}, expected {expected}:\n{shown}"
     if "expect" in block.options:
-        assert block.options["expect"] in run.stdout, (
-            f"{block.id} did not print '{block.options['expect']}':\n{block.code}\n"
-            f"--- output ---\n{run.stdout[-6000:]}")
+        assert block.options["expect"] in output, (
+            f"{block.id} did not print '{block.options['expect']}':\n{shown}")
 
 
 def test_there_are_runnable_blocks_on_the_pages_that_teach_commands():
