@@ -37,6 +37,9 @@ cmake -S examples/cpp -B build/example_cpp -DCMAKE_BUILD_TYPE=Release \
 cmake --build build/example_cpp -j2 >/dev/null
 timeout 300 scripts/mpirun.sh -np 2 build/example_cpp/train_digits
 
+echo "== docs: the runnable blocks of README.md and docs/, their links and quoted error messages"
+timeout 900 .venv/bin/python -m pytest tests/docs -q -p no:cacheprovider --color=no
+
 echo "== launcher: horderun on this machine"
 timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --color=no
 echo "== launcher: a two-host job over ssh between two network namespaces"
