@@ -9,6 +9,7 @@
 #include "mpi_ops/mpi_context.h"
 #include "torch_plugin/cuda_ready_event.h"
 #include "torch_plugin/handle_table.h"
+#include "torch_plugin/in_place_targets.h"
 #include "torch_plugin/torch_tensor.h"
 
 namespace horde {
@@ -19,6 +20,11 @@ namespace {
 HandleTable& Handles() {
   static HandleTable* table = new HandleTable();
   return *table;
+}
+
+InPlaceTargets& InPlace() {
+  static InPlaceTargets* targets = new InPlaceTargets();
+  return *targets;
 }
 
 // Where an operation on a process set runs.
@@ -182,15 +188,21 @@ std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at
   return batch.handles;
 }
 
-Request ReducescatterRequest(const std::string& name, ReduceOp op, double prescale,
-                             double postscale) {
+// An allreduce's or reducescatter's request.
+Request ReductionRequest(OpType type, const std::string& name, ReduceOp op, double prescale, double postscale) {
   Request request;
-  request.op = OpType::kReducescatter;
+  request.op = type;
   request.name = name;
   request.reduce_op = op;
   request.prescale = prescale;
   request.postscale = postscale;
   return request;
+}
+
+// The tensor an in-place operation works on (see in_place_targets.h).
+at::Tensor InPlaceWork(const at::Tensor& tensor, const char* op) {
+  if (!tensor.defined()) throw Error(Status::InvalidArgument(std::string(op) + ": the tensor is undefined"));
+  return InPlaceTargets::Work(tensor);
 }
 
 void CheckReceivedSplits(const at::Tensor& received_splits, int world_size) {
@@ -247,13 +259,15 @@ bool MpiThreadsSupported() {
 
 HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                    ReduceOp op, double prescale, double postscale, int32_t process_set) {
-  Request request;
-  request.op = OpType::kAllreduce;
-  request.name = name;
-  request.reduce_op = op;
-  request.prescale = prescale;
-  request.postscale = postscale;
-  return Submit(std::move(request), input, output, process_set);
+  return Submit(ReductionRequest(OpType::kAllreduce, name, op, prescale, postscale), input, output, process_set);
+}
+
+HandleId AllreduceInPlaceAsync(const at::Tensor& tensor, const std::string& name, ReduceOp op, double prescale,
+                               double postscale, int32_t process_set) {
+  const at::Tensor work = InPlaceWork(tensor, "allreduce");
+  const HandleId handle = AllreduceAsync(work, work, name, op, prescale, postscale, process_set);
+  InPlace().Track(handle, tensor);
+  return handle;
 }
 
 HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
@@ -275,6 +289,14 @@ HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int r
   return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
+HandleId BroadcastInPlaceAsync(const at::Tensor& tensor, int root_rank, const std::string& name,
+                               int32_t process_set) {
+  const at::Tensor work = InPlaceWork(tensor, "broadcast");
+  const HandleId handle = BroadcastAsync(work, work, root_rank, name, process_set);
+  InPlace().Track(handle, tensor);
+  return handle;
+}
+
 std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
@@ -284,12 +306,19 @@ std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& input
         "grouped allreduce needs one output per tensor; got " + std::to_string(inputs.size()) +
         " tensors and " + std::to_string(outputs.size()) + " outputs"));
   }
-  Request request;
-  request.op = OpType::kAllreduce;
-  request.reduce_op = op;
-  request.prescale = prescale;
-  request.postscale = postscale;
-  return SubmitGroup(request, inputs, outputs, name, process_set);
+  return SubmitGroup(ReductionRequest(OpType::kAllreduce, "", op, prescale, postscale), inputs, outputs, name,
+                     process_set);
+}
+
+std::vector<HandleId> GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>& tensors, const std::string& name,
+                                                   ReduceOp op, double prescale, double postscale,
+                                                   int32_t process_set) {
+  std::vector<at::Tensor> works;
+  for (const auto& tensor : tensors) works.push_back(InPlaceWork(tensor, "grouped allreduce"));
+  std::vector<HandleId> handles =
+      GroupedAllreduceAsync(works, works, name, op, prescale, postscale, process_set);
+  for (size_t i = 0; i < handles.size(); ++i) InPlace().Track(handles[i], tensors[i]);
+  return handles;
 }
 
 std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
@@ -319,14 +348,16 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
                        double prescale, double postscale, int32_t process_set) {
-  return Submit(ReducescatterRequest(name, op, prescale, postscale), input, at::Tensor(), process_set);
+  return Submit(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale), input, at::Tensor(),
+                process_set);
 }
 
 std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
                                            const std::string& name, ReduceOp op,
                                            double prescale, double postscale,
                                            int32_t process_set) {
-  return SubmitGroup(ReducescatterRequest("", op, prescale, postscale), inputs, {}, name, process_set);
+  return SubmitGroup(ReductionRequest(OpType::kReducescatter, "", op, prescale, postscale), inputs, {}, name,
+                     process_set);
 }
 
 HandleId BarrierAsync(int32_t process_set) {
@@ -359,13 +390,22 @@ bool Poll(HandleId handle) {
 
 at::Tensor Synchronize(HandleId handle) {
   std::shared_ptr<Tensor> output;
-  ThrowIfError(Handles().WaitAndRelease(handle, &output));
-  return static_cast<TorchTensor*>(output.get())->tensor();
+  const Status status = Handles().WaitAndRelease(handle, &output);
+  if (!status.ok()) {
+    InPlace().Forget(handle);
+    throw Error(status);
+  }
+  return InPlace().Finish(handle, static_cast<TorchTensor*>(output.get())->tensor());
 }
 
-void Release(HandleId handle) { Handles().Release(handle); }
+void Release(HandleId handle) {
+  Handles().Release(handle);
+  InPlace().Forget(handle);
+}
 
 size_t HandleCount() { return Handles().size(); }
+
+size_t InPlaceTargetCount() { return InPlace().size(); }
 
 }  // namespace torch_ops
 }  // namespace horde
