@@ -32,7 +32,8 @@ std::pair<const char*, Value Struct::*> Field(const char* key, Value Struct::*me
 
 // The named fields of `value` as a dict: how every struct crosses to Python.
 template <typename Struct, typename... Values>
-py::dict FieldsDict(const Struct& value, const std::pair<const char*, Values Struct::*>&... fields) {
+py::dict FieldsDict(const Struct& value,
+                    const std::pair<const char*, Values Struct::*>&... fields) {
   py::dict out;
   ((out[fields.first] = value.*(fields.second)), ...);
   return out;
@@ -42,10 +43,12 @@ py::dict StatsDict() {
   using S = RuntimeStats;
   const S stats = torch_ops::Stats();
   py::dict out = FieldsDict(
-      stats, Field("negotiation_rounds", &S::negotiation_rounds), Field("slow_rounds", &S::slow_rounds),
-      Field("cache_hits", &S::cache_hits), Field("fusion_threshold_bytes", &S::fusion_threshold_bytes),
+      stats, Field("negotiation_rounds", &S::negotiation_rounds),
+      Field("slow_rounds", &S::slow_rounds), Field("cache_hits", &S::cache_hits),
+      Field("fusion_threshold_bytes", &S::fusion_threshold_bytes),
       Field("cycle_time_ms", &S::cycle_time_ms), Field("cache_enabled", &S::cache_enabled),
-      Field("autotune_settled", &S::autotune_settled), Field("responses_executed", &S::responses_executed),
+      Field("autotune_settled", &S::autotune_settled),
+      Field("responses_executed", &S::responses_executed),
       Field("error_responses", &S::error_responses), Field("fused_responses", &S::fused_responses),
       Field("fused_tensors", &S::fused_tensors));
   for (int op = 0; op < kNumOpTypes; ++op) {
@@ -104,19 +107,20 @@ PYBIND11_MODULE(_ops, m) {
   m.def("allreduce_async", &torch_ops::AllreduceAsync, py::arg("input"), py::arg("output"),
         py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
         py::arg("process_set") = 0);
-  m.def("allreduce_async_", &torch_ops::AllreduceInPlaceAsync, py::arg("tensor"), py::arg("name"), py::arg("op"),
-        py::arg("prescale"), py::arg("postscale"), py::arg("process_set") = 0);
+  m.def("allreduce_async_", &torch_ops::AllreduceInPlaceAsync, py::arg("tensor"), py::arg("name"),
+        py::arg("op"), py::arg("prescale"), py::arg("postscale"), py::arg("process_set") = 0);
   m.def("allgather_async", &torch_ops::AllgatherAsync, py::arg("input"), py::arg("name"),
         py::arg("process_set") = 0);
   m.def("broadcast_async", &torch_ops::BroadcastAsync, py::arg("input"), py::arg("output"),
         py::arg("root_rank"), py::arg("name"), py::arg("process_set") = 0);
-  m.def("broadcast_async_", &torch_ops::BroadcastInPlaceAsync, py::arg("tensor"), py::arg("root_rank"),
-        py::arg("name"), py::arg("process_set") = 0);
+  m.def("broadcast_async_", &torch_ops::BroadcastInPlaceAsync, py::arg("tensor"),
+        py::arg("root_rank"), py::arg("name"), py::arg("process_set") = 0);
   m.def("grouped_allreduce_async", &torch_ops::GroupedAllreduceAsync, py::arg("inputs"),
         py::arg("outputs"), py::arg("name"), py::arg("op"), py::arg("prescale"),
         py::arg("postscale"), py::arg("process_set") = 0);
   m.def("grouped_allreduce_async_", &torch_ops::GroupedAllreduceInPlaceAsync, py::arg("tensors"),
-        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"), py::arg("process_set") = 0);
+        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
+        py::arg("process_set") = 0);
   m.def("grouped_allgather_async", &torch_ops::GroupedAllgatherAsync, py::arg("inputs"),
         py::arg("name"), py::arg("process_set") = 0);
   m.def("alltoall_async", &torch_ops::AlltoallAsync, py::arg("input"), py::arg("splits"),

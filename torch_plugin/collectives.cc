@@ -39,10 +39,9 @@ at::Tensor allreduce(const at::Tensor& tensor, const AllreduceOptions& options) 
 }
 
 Handle allreduce_async_(const at::Tensor& tensor, const AllreduceOptions& options) {
-  return detail::MakeHandle(torch_ops::AllreduceInPlaceAsync(tensor, options.name, options.op,
-                                                             options.prescale_factor,
-                                                             options.postscale_factor,
-                                                             options.process_set.id()));
+  return detail::MakeHandle(
+      torch_ops::AllreduceInPlaceAsync(tensor, options.name, options.op, options.prescale_factor,
+                                       options.postscale_factor, options.process_set.id()));
 }
 
 at::Tensor allreduce_(const at::Tensor& tensor, const AllreduceOptions& options) {
@@ -75,7 +74,8 @@ at::Tensor broadcast(const at::Tensor& tensor, int root_rank, const std::string&
 
 Handle broadcast_async_(const at::Tensor& tensor, int root_rank, const std::string& name,
                         const ProcessSet& process_set) {
-  return detail::MakeHandle(torch_ops::BroadcastInPlaceAsync(tensor, root_rank, name, process_set.id()));
+  return detail::MakeHandle(
+      torch_ops::BroadcastInPlaceAsync(tensor, root_rank, name, process_set.id()));
 }
 
 at::Tensor broadcast_(const at::Tensor& tensor, int root_rank, const std::string& name,

@@ -5,6 +5,11 @@
 namespace horde {
 namespace torch_ops {
 
+InPlaceTargets& InPlaceTargets::OfProcess() {
+  static InPlaceTargets* targets = new InPlaceTargets();
+  return *targets;
+}
+
 at::Tensor InPlaceTargets::Work(const at::Tensor& tensor) {
   return tensor.is_contiguous() ? tensor.detach() : tensor.detach().contiguous();
 }

@@ -16,6 +16,8 @@ namespace torch_ops {
 // returns the caller's tensor either way, as torch's in-place operations do. Thread-safe.
 class InPlaceTargets {
  public:
+  // The process's, beside the handle table whose handles it is keyed by.
+  static InPlaceTargets& OfProcess();
   // The tensor the operation works on for `tensor`: itself if contiguous, else a
   // contiguous copy; outside autograd either way.
   static at::Tensor Work(const at::Tensor& tensor);

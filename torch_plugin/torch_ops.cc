@@ -22,11 +22,6 @@ HandleTable& Handles() {
   return *table;
 }
 
-InPlaceTargets& InPlace() {
-  static InPlaceTargets* targets = new InPlaceTargets();
-  return *targets;
-}
-
 // Where an operation on a process set runs.
 struct Target {
   std::shared_ptr<Runtime> runtime;
@@ -189,7 +184,8 @@ std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at
 }
 
 // An allreduce's or reducescatter's request.
-Request ReductionRequest(OpType type, const std::string& name, ReduceOp op, double prescale, double postscale) {
+Request ReductionRequest(OpType type, const std::string& name, ReduceOp op, double prescale,
+                         double postscale) {
   Request request;
   request.op = type;
   request.name = name;
@@ -197,12 +193,6 @@ Request ReductionRequest(OpType type, const std::string& name, ReduceOp op, doub
   request.prescale = prescale;
   request.postscale = postscale;
   return request;
-}
-
-// The tensor an in-place operation works on (see in_place_targets.h).
-at::Tensor InPlaceWork(const at::Tensor& tensor, const char* op) {
-  if (!tensor.defined()) throw Error(Status::InvalidArgument(std::string(op) + ": the tensor is undefined"));
-  return InPlaceTargets::Work(tensor);
 }
 
 void CheckReceivedSplits(const at::Tensor& received_splits, int world_size) {
@@ -259,15 +249,8 @@ bool MpiThreadsSupported() {
 
 HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                    ReduceOp op, double prescale, double postscale, int32_t process_set) {
-  return Submit(ReductionRequest(OpType::kAllreduce, name, op, prescale, postscale), input, output, process_set);
-}
-
-HandleId AllreduceInPlaceAsync(const at::Tensor& tensor, const std::string& name, ReduceOp op, double prescale,
-                               double postscale, int32_t process_set) {
-  const at::Tensor work = InPlaceWork(tensor, "allreduce");
-  const HandleId handle = AllreduceAsync(work, work, name, op, prescale, postscale, process_set);
-  InPlace().Track(handle, tensor);
-  return handle;
+  return Submit(ReductionRequest(OpType::kAllreduce, name, op, prescale, postscale), input, output,
+                process_set);
 }
 
 HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
@@ -289,14 +272,6 @@ HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int r
   return EnqueueBatch(*target.runtime, std::move(batch))[0];
 }
 
-HandleId BroadcastInPlaceAsync(const at::Tensor& tensor, int root_rank, const std::string& name,
-                               int32_t process_set) {
-  const at::Tensor work = InPlaceWork(tensor, "broadcast");
-  const HandleId handle = BroadcastAsync(work, work, root_rank, name, process_set);
-  InPlace().Track(handle, tensor);
-  return handle;
-}
-
 std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
                                        const std::vector<at::Tensor>& outputs,
                                        const std::string& name, ReduceOp op, double prescale,
@@ -306,19 +281,8 @@ std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& input
         "grouped allreduce needs one output per tensor; got " + std::to_string(inputs.size()) +
         " tensors and " + std::to_string(outputs.size()) + " outputs"));
   }
-  return SubmitGroup(ReductionRequest(OpType::kAllreduce, "", op, prescale, postscale), inputs, outputs, name,
-                     process_set);
-}
-
-std::vector<HandleId> GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>& tensors, const std::string& name,
-                                                   ReduceOp op, double prescale, double postscale,
-                                                   int32_t process_set) {
-  std::vector<at::Tensor> works;
-  for (const auto& tensor : tensors) works.push_back(InPlaceWork(tensor, "grouped allreduce"));
-  std::vector<HandleId> handles =
-      GroupedAllreduceAsync(works, works, name, op, prescale, postscale, process_set);
-  for (size_t i = 0; i < handles.size(); ++i) InPlace().Track(handles[i], tensors[i]);
-  return handles;
+  return SubmitGroup(ReductionRequest(OpType::kAllreduce, "", op, prescale, postscale), inputs,
+                     outputs, name, process_set);
 }
 
 std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
@@ -348,16 +312,16 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
                        double prescale, double postscale, int32_t process_set) {
-  return Submit(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale), input, at::Tensor(),
-                process_set);
+  return Submit(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale), input,
+                at::Tensor(), process_set);
 }
 
 std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
                                            const std::string& name, ReduceOp op,
                                            double prescale, double postscale,
                                            int32_t process_set) {
-  return SubmitGroup(ReductionRequest(OpType::kReducescatter, "", op, prescale, postscale), inputs, {}, name,
-                     process_set);
+  return SubmitGroup(ReductionRequest(OpType::kReducescatter, "", op, prescale, postscale), inputs,
+                     {}, name, process_set);
 }
 
 HandleId BarrierAsync(int32_t process_set) {
@@ -392,20 +356,19 @@ at::Tensor Synchronize(HandleId handle) {
   std::shared_ptr<Tensor> output;
   const Status status = Handles().WaitAndRelease(handle, &output);
   if (!status.ok()) {
-    InPlace().Forget(handle);
+    InPlaceTargets::OfProcess().Forget(handle);
     throw Error(status);
   }
-  return InPlace().Finish(handle, static_cast<TorchTensor*>(output.get())->tensor());
+  const at::Tensor& result = static_cast<TorchTensor*>(output.get())->tensor();
+  return InPlaceTargets::OfProcess().Finish(handle, result);
 }
 
 void Release(HandleId handle) {
   Handles().Release(handle);
-  InPlace().Forget(handle);
+  InPlaceTargets::OfProcess().Forget(handle);
 }
 
 size_t HandleCount() { return Handles().size(); }
-
-size_t InPlaceTargetCount() { return InPlace().size(); }
 
 }  // namespace torch_ops
 }  // namespace horde

@@ -53,10 +53,11 @@ HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int r
 // In-place forms: `tensor` (of any layout) is the input and receives the output; waiting
 // on the handle returns `tensor` itself (see in_place_targets.h). An undefined tensor
 // throws kInvalidArgument.
-HandleId AllreduceInPlaceAsync(const at::Tensor& tensor, const std::string& name, ReduceOp op, double prescale,
-                               double postscale, int32_t process_set = 0);
-std::vector<HandleId> GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>& tensors, const std::string& name,
-                                                   ReduceOp op, double prescale, double postscale,
+HandleId AllreduceInPlaceAsync(const at::Tensor& tensor, const std::string& name, ReduceOp op,
+                               double prescale, double postscale, int32_t process_set = 0);
+std::vector<HandleId> GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>& tensors,
+                                                   const std::string& name, ReduceOp op,
+                                                   double prescale, double postscale,
                                                    int32_t process_set = 0);
 HandleId BroadcastInPlaceAsync(const at::Tensor& tensor, int root_rank, const std::string& name,
                                int32_t process_set = 0);

@@ -210,7 +210,8 @@ TEST(Errors, LocalMisuseIsAnInvalidArgument) {
   const Status undefined = ErrorOf([] { ht::allreduce_(at::Tensor()); });
   EXPECT_EQ(undefined.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(undefined.message(), "allreduce: the tensor is undefined");
-  EXPECT_EQ(ErrorOf([] { ht::broadcast_(at::Tensor(), 0); }).message(), "broadcast: the tensor is undefined");
+  EXPECT_EQ(ErrorOf([] { ht::broadcast_(at::Tensor(), 0); }).message(),
+            "broadcast: the tensor is undefined");
   EXPECT_EQ(ErrorOf([] { ht::allreduce(at::ones({2}, at::kComplexFloat)); }).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ErrorOf([] { ht::allreduce(at::ones({2}, at::kBool), {horde::Average}); }).code(),

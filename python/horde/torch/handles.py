@@ -101,9 +101,9 @@ def track_received_splits(handle, received_splits):
 
 
 def _handle_table_sizes():
-    """The number of entries in each per-handle table, and in the extension's handle
-    table (all 0 once every handle has been waited on or collected and its operation has
-    completed), by table name; for leak checks."""
-    return {"in_place_targets": _ops.in_place_target_count(), "group_members": len(_group_members),
+    """The number of entries in each per-handle table, here and in the extension (its
+    handle table and in-place targets): all 0 once every handle has been waited on or
+    collected and its operation has completed; by table name, for leak checks."""
+    return {"group_members": len(_group_members),
             "alltoall_received_splits": len(_alltoall_received_splits),
-            "extension": _ops.handle_count()}
+            "in_place_targets": _ops.in_place_target_count(), "extension": _ops.handle_count()}
