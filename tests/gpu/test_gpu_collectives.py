@@ -125,7 +125,8 @@ def test_in_place_on_non_contiguous_gpu_tensors_writes_back(hvd, device):
     assert torch.equal(base.cpu(), total)
     mine = torch.full((4, 3), float(hvd.rank()), device=device)
     mine_view = mine.t()
-    assert hvd.synchronize(hvd.broadcast_async_(mine_view, root, name="bcast_.noncontig")) is mine_view
+    handle = hvd.broadcast_async_(mine_view, root, name="bcast_.noncontig")
+    assert hvd.synchronize(handle) is mine_view
     assert torch.equal(mine.cpu(), torch.full((4, 3), float(root)))
 
 

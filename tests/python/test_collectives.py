@@ -220,7 +220,10 @@ def test_in_place_forms_return_their_argument(form, layout):
     assert result is tensor
 
 
-@pytest.mark.parametrize("form", ["allreduce_", "allreduce_async_", "broadcast_", "broadcast_async_"])
+IN_PLACE_FORMS = ["allreduce_", "allreduce_async_", "broadcast_", "broadcast_async_"]
+
+
+@pytest.mark.parametrize("form", IN_PLACE_FORMS)
 def test_in_place_writes_back_into_a_view_of_a_leaf_that_requires_grad(rank_tensor, form):
     """The copy back is the operation's write, outside autograd (as an optimizer's update
     of a parameter is): torch would refuse it in a view of a leaf that requires grad."""
