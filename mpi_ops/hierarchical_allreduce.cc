@@ -5,7 +5,6 @@
 
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/cuda_kernels.h"
-#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
 #include "mpi_ops/nccl_datatypes.h"
 
@@ -42,8 +41,7 @@ Status HierarchicalAllreduce::Communicator(int device, const std::string& what, 
   return r_->comms.GetOver(node_, "node", device, what, comm);
 }
 
-Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response, ncclComm_t node,
-                                     cudaStream_t stream, const std::string& what) {
+Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response, NcclLaunch& launch) {
   int local_rank = 0, local_size = 1;
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_size(node_, &local_size), "MPI_Comm_size"));
@@ -53,6 +51,7 @@ Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& 
   const ReduceOp reduce = response.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : response.reduce_op;
   const ncclRedOp_t op = NcclOp(reduce, response.dtype);
   const int64_t element_size = DataTypeSize(response.dtype);
+  const std::string& what = launch.what();
   char* bytes = static_cast<char*>(data);
   const int64_t shard = count / local_size;
   const int64_t rest = count - shard * local_size;
@@ -67,46 +66,47 @@ Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& 
     staging_agreed_ = staging;
   }
 
-  HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, stream),
+  HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, launch.stream()),
                                   "prescale kernel", what));
-  {
-    const auto launching = LockLaunchesOn(node);  // released before the MPI step waits
+  HORDE_RETURN_IF_ERROR(launch.Nccl([&](ncclComm_t node, cudaStream_t stream) {
     if (shard > 0) {
       HORDE_RETURN_IF_ERROR(CheckNccl(ncclReduceScatter(bytes, my_shard, shard, type, op, node, stream),
                                       "ncclReduceScatter (within the node)", what));
     }
-    if (rest > 0) {
-      HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllReduce(rest_at, rest_at, rest, type, op, node, stream),
-                                      "ncclAllReduce (within the node)", what));
-    }
-  }
-  if (shard > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(my_shard, shard, response, node, stream, what));
-  if (rest > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(rest_at, rest, response, node, stream, what));
+    if (rest == 0) return Status::Ok();
+    return CheckNccl(ncclAllReduce(rest_at, rest_at, rest, type, op, node, stream),
+                     "ncclAllReduce (within the node)", what);
+  }));
+  if (shard > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(my_shard, shard, response, launch));
+  if (rest > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(rest_at, rest, response, launch));
   if (shard > 0) {
-    const auto launching = LockLaunchesOn(node);
-    HORDE_RETURN_IF_ERROR(CheckNccl(ncclAllGather(my_shard, bytes, shard, type, node, stream),
-                                    "ncclAllGather (within the node)", what));
+    HORDE_RETURN_IF_ERROR(launch.Nccl([&](ncclComm_t node, cudaStream_t stream) {
+      return CheckNccl(ncclAllGather(my_shard, bytes, shard, type, node, stream), "ncclAllGather (within the node)",
+                       what);
+    }));
   }
   const Postscale postscale = PostscaleOf(response, r_->mpi->topology().size);
-  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, stream), "postscale kernel", what);
+  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, launch.stream()), "postscale kernel",
+                   what);
 }
 
 Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const Response& response,
-                                                ncclComm_t node, cudaStream_t stream, const std::string& what) {
+                                                NcclLaunch& launch) {
+  const std::string& what = launch.what();
   if (count > INT_MAX) return Status::InvalidArgument(what + ": a shard over INT_MAX elements");
   const int64_t bytes = count * DataTypeSize(response.dtype);
   char* host = nullptr;
   HORDE_RETURN_IF_ERROR(staging_.Reserve(bytes, &host));  // within what Reduce agreed, so no allocation
-  HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, stream),
+  HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, launch.stream()),
                                   "cudaMemcpyAsync (shard to host)", what));
-  HORDE_RETURN_IF_ERROR(r_->WaitForStream(stream, node, what));
+  HORDE_RETURN_IF_ERROR(launch.WaitForStream());
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allreduce(MPI_IN_PLACE, host, static_cast<int>(count),
                                                types_->Datatype(response.dtype),
                                                types_->Op(response.dtype, response.reduce_op), cross_),
                                  "MPI_Allreduce (across nodes)"));
   // From pageable memory the copy has consumed `host` when the call returns, so the
   // staging buffer may be reused by the next shard.
-  return CheckCuda(cudaMemcpyAsync(data, host, bytes, cudaMemcpyHostToDevice, stream),
+  return CheckCuda(cudaMemcpyAsync(data, host, bytes, cudaMemcpyHostToDevice, launch.stream()),
                    "cudaMemcpyAsync (shard to device)", what);
 }
 

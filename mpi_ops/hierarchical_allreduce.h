@@ -27,16 +27,14 @@ class HierarchicalAllreduce : public NcclAllreduce {
  protected:
   // The NCCL communicator within this node.
   Status Communicator(int device, const std::string& what, ncclComm_t* comm) override;
-  Status Reduce(void* data, int64_t count, const Response& response, ncclComm_t node, cudaStream_t stream,
-                const std::string& what) override;
+  Status Reduce(void* data, int64_t count, const Response& response, NcclLaunch& launch) override;
 
  private:
   // Splits the runtime's communicator into node and cross-node ones on first use (every
   // rank executes the same first hierarchical allreduce).
   Status EnsureCommunicators();
   // The MPI allreduce across nodes of `count` elements of device memory at `data`.
-  Status ReduceAcrossNodes(char* data, int64_t count, const Response& response, ncclComm_t node,
-                           cudaStream_t stream, const std::string& what);
+  Status ReduceAcrossNodes(char* data, int64_t count, const Response& response, NcclLaunch& launch);
 
   std::shared_ptr<MpiDatatypes> types_;
   MPI_Comm node_ = MPI_COMM_NULL;

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "mpi_ops/nccl_allreduce.h"
-#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
+#include "mpi_ops/nccl_launch.h"
 
 namespace horde {
 namespace mpi {
@@ -15,30 +15,29 @@ bool NcclAllgather::Enabled(const Response& response, const std::vector<TensorEn
 
 Status NcclAllgather::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const std::string what = OperationName("allgather", response.names);
-  HORDE_RETURN_IF_ERROR(r_->AgreeOnOneGpu(entries, what));
   const size_t size = static_cast<size_t>(r_->mpi->topology().size);
   if (response.first_dims.size() != entries.size() * size) {
     return Status::Internal(what + ": the response carries " + std::to_string(response.first_dims.size()) +
                             " first dimensions for " + std::to_string(entries.size()) + " tensors on " +
                             std::to_string(size) + " ranks");
   }
-  cudaStream_t stream;
-  ncclComm_t comm;
-  const auto enqueueing = r_->comms.Enqueueing();
-  HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
-  Status allocated;
-  for (size_t i = 0; i < entries.size() && allocated.ok(); ++i) {
-    allocated = AllocateOutput(entries[i], &response.first_dims[i * size], static_cast<int>(size));
-  }
-  HORDE_RETURN_IF_ERROR(r_->AgreeAfterAllocating(allocated, stream, what));
-  const auto launching = LockLaunchesOn(comm);
-  Status enqueued = CheckNccl(ncclGroupStart(), "ncclGroupStart", what);
-  for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) {
-    enqueued = Gather(entries[i], &response.first_dims[i * size], static_cast<int>(size), comm, stream, what);
-  }
-  const Status ended = CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what);
-  if (enqueued.ok()) enqueued = ended;
-  return r_->finalizer.CompleteAfter(entries, entries[0].input->device(), stream, comm, what, enqueued);
+  NcclSteps steps;
+  steps.allocate = [&](NcclLaunch&) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      HORDE_RETURN_IF_ERROR(AllocateOutput(entries[i], &response.first_dims[i * size], static_cast<int>(size)));
+    }
+    return Status::Ok();
+  };
+  steps.enqueue = [&](NcclLaunch& launch) {
+    return launch.Nccl([&](ncclComm_t comm, cudaStream_t stream) {
+      for (size_t i = 0; i < entries.size(); ++i) {
+        HORDE_RETURN_IF_ERROR(
+            Gather(entries[i], &response.first_dims[i * size], static_cast<int>(size), comm, stream, what));
+      }
+      return Status::Ok();
+    });
+  };
+  return LaunchNccl(*r_, entries, what, steps);
 }
 
 Status NcclAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dims, int size) {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "core/collective_op.h"
-#include "mpi_ops/cuda_kernels.h"
+#include "mpi_ops/nccl_launch.h"
 #include "mpi_ops/nccl_resources.h"
 
 namespace horde {
@@ -25,19 +25,16 @@ class NcclAllreduce : public CollectiveOp {
  protected:
   // The communicator Reduce runs over: all of the runtime's ranks on `device`.
   virtual Status Communicator(int device, const std::string& what, ncclComm_t* comm);
-  // Scales, reduces and scales `count` elements at `data` on `stream` (the algorithm;
-  // HierarchicalAllreduce replaces it and keeps the fusion handling).
-  virtual Status Reduce(void* data, int64_t count, const Response& response, ncclComm_t comm,
-                        cudaStream_t stream, const std::string& what);
+  // Scales, reduces and scales `count` elements at `data` on the launch's stream (the
+  // algorithm; HierarchicalAllreduce replaces it and keeps the fusion handling).
+  virtual Status Reduce(void* data, int64_t count, const Response& response, NcclLaunch& launch);
 
   std::shared_ptr<NcclResources> r_;
 
  private:
   // Enqueue the work for one tensor (in its output) or several (through the fusion buffer).
-  Status EnqueueOne(TensorEntry& entry, const Response& response, ncclComm_t comm, cudaStream_t stream,
-                    const std::string& what);
-  Status EnqueueFused(const std::vector<CopySpan>& in, const std::vector<CopySpan>& out, char* buffer, int64_t total,
-                      const Response& response, ncclComm_t comm, cudaStream_t stream, const std::string& what);
+  Status EnqueueOne(TensorEntry& entry, const Response& response, NcclLaunch& launch);
+  Status EnqueueFused(std::vector<TensorEntry>& entries, const Response& response, NcclLaunch& launch);
 };
 
 // Whether the NCCL ops take the response: it is on a GPU and (if asked) of a type NCCL

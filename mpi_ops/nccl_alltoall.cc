@@ -4,8 +4,8 @@
 
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/nccl_allreduce.h"
-#include "mpi_ops/device_launch_lock.h"
 #include "mpi_ops/nccl_check.h"
+#include "mpi_ops/nccl_launch.h"
 
 namespace horde {
 namespace mpi {
@@ -16,13 +16,39 @@ bool NcclAlltoall::Enabled(const Response& response, const std::vector<TensorEnt
 
 Status NcclAlltoall::Execute(std::vector<TensorEntry>& entries, const Response& response) {
   const std::string what = OperationName("alltoall", response.names);
-  cudaStream_t stream;
-  ncclComm_t comm;
-  const auto enqueueing = r_->comms.Enqueueing();
-  HORDE_RETURN_IF_ERROR(r_->Begin(entries, what, &stream, &comm));
-  Status enqueued;
-  for (size_t i = 0; i < entries.size() && enqueued.ok(); ++i) enqueued = Exchange(entries[i], comm, stream, what);
-  return r_->finalizer.CompleteAfter(entries, entries[0].input->device(), stream, comm, what, enqueued);
+  std::vector<std::vector<int64_t>> sent(entries.size()), received(entries.size());
+  NcclSteps steps;
+  steps.allocate = [&](NcclLaunch& launch) {
+    Status local;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      HORDE_RETURN_IF_ERROR(ExchangeCounts(entries[i], what, &local, &sent[i], &received[i]));
+      if (local.ok()) local = Prepare(entries[i], received[i], launch.stream(), what);
+    }
+    return local;
+  };
+  steps.enqueue = [&](NcclLaunch& launch) {
+    return launch.Nccl([&](ncclComm_t comm, cudaStream_t stream) {
+      for (size_t i = 0; i < entries.size(); ++i) {
+        HORDE_RETURN_IF_ERROR(Exchange(entries[i], sent[i], received[i], comm, stream, what));
+      }
+      return Status::Ok();
+    });
+  };
+  return LaunchNccl(*r_, entries, what, steps);
+}
+
+Status NcclAlltoall::ExchangeCounts(const TensorEntry& entry, const std::string& what, Status* local,
+                                    std::vector<int64_t>* sent, std::vector<int64_t>* received) {
+  const size_t size = static_cast<size_t>(r_->mpi->topology().size);
+  const bool valid = entry.splits.size() == size;
+  if (!valid && local->ok()) {
+    *local = Status::InvalidArgument(what + ": expected " + std::to_string(size) + " splits, got " +
+                                     std::to_string(entry.splits.size()));
+  }
+  *sent = valid ? entry.splits : std::vector<int64_t>(size, 0);
+  received->assign(size, 0);
+  return CheckMpi(MPI_Alltoall(sent->data(), 1, MPI_INT64_T, received->data(), 1, MPI_INT64_T, r_->mpi->world()),
+                  "MPI_Alltoall (row counts)");
 }
 
 Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& received, cudaStream_t stream,
@@ -45,39 +71,25 @@ Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& rec
                    "cudaMemcpyAsync (received splits)", what);
 }
 
-Status NcclAlltoall::Exchange(TensorEntry& entry, ncclComm_t comm, cudaStream_t stream, const std::string& what) {
-  const int size = r_->mpi->topology().size;
-  const MPI_Comm world = r_->mpi->world();
-  Status local = entry.splits.size() == static_cast<size_t>(size)
-                     ? Status::Ok()
-                     : Status::InvalidArgument(what + ": expected " + std::to_string(size) + " splits, got " +
-                                               std::to_string(entry.splits.size()));
-  std::vector<int64_t> sent = local.ok() ? entry.splits : std::vector<int64_t>(size, 0);
-  std::vector<int64_t> received(size, 0);
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Alltoall(sent.data(), 1, MPI_INT64_T, received.data(), 1, MPI_INT64_T, world),
-                                 "MPI_Alltoall (row counts)"));
-  if (local.ok()) local = Prepare(entry, received, stream, what);
-  HORDE_RETURN_IF_ERROR(r_->AgreeAfterAllocating(local, stream, what));
-
+Status NcclAlltoall::Exchange(TensorEntry& entry, const std::vector<int64_t>& sent,
+                              const std::vector<int64_t>& received, ncclComm_t comm, cudaStream_t stream,
+                              const std::string& what) {
   const int64_t row_bytes = entry.input->row_bytes();
   const char* in = static_cast<const char*>(entry.input->data());
   char* out = static_cast<char*>(entry.output->data());
-  const auto launching = LockLaunchesOn(comm);
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupStart(), "ncclGroupStart", what));
-  Status status;
   int64_t sent_rows = 0, received_rows = 0;
-  for (int r = 0; r < size && status.ok(); ++r) {
-    status = CheckNccl(ncclSend(in + sent_rows * row_bytes, sent[r] * row_bytes, ncclUint8, r, comm, stream),
-                       "ncclSend", what);
-    if (status.ok()) {
-      status = CheckNccl(ncclRecv(out + received_rows * row_bytes, received[r] * row_bytes, ncclUint8, r, comm, stream),
-                         "ncclRecv", what);
-    }
+  for (size_t r = 0; r < sent.size(); ++r) {
+    const int peer = static_cast<int>(r);
+    HORDE_RETURN_IF_ERROR(CheckNccl(ncclSend(in + sent_rows * row_bytes, sent[r] * row_bytes, ncclUint8, peer,
+                                             comm, stream),
+                                    "ncclSend", what));
+    HORDE_RETURN_IF_ERROR(CheckNccl(ncclRecv(out + received_rows * row_bytes, received[r] * row_bytes, ncclUint8,
+                                             peer, comm, stream),
+                                    "ncclRecv", what));
     sent_rows += sent[r];
     received_rows += received[r];
   }
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclGroupEnd(), "ncclGroupEnd", what));
-  return status;
+  return Status::Ok();
 }
 
 }  // namespace mpi

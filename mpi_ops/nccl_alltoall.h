@@ -21,10 +21,17 @@ class NcclAlltoall : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
 
  private:
-  Status Exchange(TensorEntry& entry, ncclComm_t comm, cudaStream_t stream, const std::string& what);
+  // Sends this rank's row counts for `entry` to every rank and receives theirs (all
+  // zeros sent when its splits are wrong, `local` then saying why, so the peers are not
+  // left waiting in MPI). Fails only when MPI does.
+  Status ExchangeCounts(const TensorEntry& entry, const std::string& what, Status* local,
+                        std::vector<int64_t>* sent, std::vector<int64_t>* received);
   // This rank's part: the counts it receives, its output and received_splits.
   Status Prepare(TensorEntry& entry, const std::vector<int64_t>& received, cudaStream_t stream,
                  const std::string& what);
+  // The paired sends and receives of the rows.
+  static Status Exchange(TensorEntry& entry, const std::vector<int64_t>& sent, const std::vector<int64_t>& received,
+                         ncclComm_t comm, cudaStream_t stream, const std::string& what);
 
   std::shared_ptr<NcclResources> r_;
 };

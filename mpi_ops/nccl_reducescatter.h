@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/collective_op.h"
+#include "mpi_ops/nccl_launch.h"
 #include "mpi_ops/nccl_resources.h"
 
 namespace horde {
@@ -24,8 +25,7 @@ class NcclReducescatter : public CollectiveOp {
   // This rank's share of the rows; then the NCCL calls that fill it (prescaling through
   // `scratch`, at least the input's size, when the response asks for it).
   Status AllocateOutput(TensorEntry& entry, const std::string& what) const;
-  Status Scatter(TensorEntry& entry, const Response& response, char* scratch, ncclComm_t comm, cudaStream_t stream,
-                 const std::string& what);
+  Status Scatter(TensorEntry& entry, const Response& response, char* scratch, NcclLaunch& launch);
 
   std::shared_ptr<NcclResources> r_;
 };

@@ -10,14 +10,6 @@
 namespace horde {
 namespace mpi {
 
-Status NcclResources::Begin(const std::vector<TensorEntry>& entries, const std::string& what,
-                            cudaStream_t* stream, ncclComm_t* comm) {
-  const int device = entries[0].input->device();
-  HORDE_RETURN_IF_ERROR(devices.Stream(device, stream));
-  HORDE_RETURN_IF_ERROR(comms.Get(device, what, comm));
-  return WaitForInputs(entries, *stream, what);
-}
-
 Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries, const std::string& what) {
   if (entries.size() < 2) return Status::Ok();
   Status local;
@@ -36,12 +28,6 @@ Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries, con
 Status NcclResources::AgreeToLaunch(const Status& local, const std::string& what) {
   MpiTransport transport(mpi);
   return AgreeAllSucceeded(&transport, local, what, RankNames(mpi->topology().world_ranks));
-}
-
-Status NcclResources::AgreeAfterAllocating(const Status& allocated, cudaStream_t stream, const std::string& what) {
-  Status local = allocated;
-  if (local.ok()) local = WaitForLegacyStream(stream, what);
-  return AgreeToLaunch(local, what);
 }
 
 Status NcclResources::FusionBuffer(int device, int64_t bytes, const std::string& what, char** buffer) {

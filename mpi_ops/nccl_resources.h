@@ -15,17 +15,13 @@
 namespace horde {
 namespace mpi {
 
-// What the GPU ops of one runtime share. Members are destroyed in reverse order: the
+// What the GPU ops of one runtime share (the NCCL ones through LaunchNccl, nccl_launch.h). Members are destroyed in reverse order: the
 // finalizer first (it waits for the work in flight), then the communicators, then the
 // streams and buffers that work used.
 struct NcclResources {
   NcclResources(std::shared_ptr<MpiContext> context, std::shared_ptr<Timeline> timeline)
       : mpi(context), timeline(std::move(timeline)), comms(std::move(context)), finalizer(comms) {}
 
-  // What every NCCL op does first, holding comms.Enqueueing(): the device's runtime
-  // stream, made to wait until the entries' inputs are ready, and the device's communicator.
-  Status Begin(const std::vector<TensorEntry>& entries, const std::string& what, cudaStream_t* stream,
-               ncclComm_t* comm);
   // For a fused response (several tensors; the same on every rank): whether every
   // rank's tensors sit on one GPU, as one communicator and one stream per rank need.
   // Agreed before any rank touches NCCL, so a rank whose tensors sit on two GPUs fails
@@ -35,10 +31,6 @@ struct NcclResources {
   // allocated): a rank that cannot would leave the others in NCCL forever, so all launch
   // or none does. One MPI allreduce; `local` if it failed, else an error if another's did.
   Status AgreeToLaunch(const Status& local, const std::string& what);
-  // AgreeToLaunch after an op allocated its outputs through the framework on this thread
-  // (`allocated`: how that went), with `stream` first ordered after the framework's
-  // default stream, whose kernels may still read the memory the allocator handed out.
-  Status AgreeAfterAllocating(const Status& allocated, cudaStream_t stream, const std::string& what);
   // The device's fusion buffer of at least `bytes`. Growing it beyond what every rank
   // already holds is agreed like a launch (all ranks execute the same responses, so all
   // reach the same growth together).

@@ -2,6 +2,9 @@
 // conversion, GIL release while waiting, and exception translation; no logic.
 #include <torch/extension.h>
 
+#include <string>
+#include <utility>
+
 #include "mpi_ops/gpu_ops.h"
 #include "torch_plugin/torch_ops.h"
 
@@ -21,20 +24,33 @@ void TranslateError(const Error& e) {
   PyErr_SetString(error_type.ptr(), e.what());
 }
 
-py::dict StatsDict() {
-  RuntimeStats stats = torch_ops::Stats();
+// One field of a struct as a dict entry: its key and the member it reads.
+template <typename Struct, typename Value>
+std::pair<const char*, Value Struct::*> Field(const char* key, Value Struct::*member) {
+  return {key, member};
+}
+
+// The named fields of `value` as a dict: how every struct crosses to Python.
+template <typename Struct, typename... Values>
+py::dict FieldsDict(const Struct& value,
+                    const std::pair<const char*, Values Struct::*>&... fields) {
   py::dict out;
-  out["negotiation_rounds"] = stats.negotiation_rounds;
-  out["slow_rounds"] = stats.slow_rounds;
-  out["cache_hits"] = stats.cache_hits;
-  out["fusion_threshold_bytes"] = stats.fusion_threshold_bytes;
-  out["cycle_time_ms"] = stats.cycle_time_ms;
-  out["cache_enabled"] = stats.cache_enabled;
-  out["autotune_settled"] = stats.autotune_settled;
-  out["responses_executed"] = stats.responses_executed;
-  out["error_responses"] = stats.error_responses;
-  out["fused_responses"] = stats.fused_responses;
-  out["fused_tensors"] = stats.fused_tensors;
+  ((out[fields.first] = value.*(fields.second)), ...);
+  return out;
+}
+
+py::dict StatsDict() {
+  using S = RuntimeStats;
+  const S stats = torch_ops::Stats();
+  py::dict out = FieldsDict(
+      stats, Field("negotiation_rounds", &S::negotiation_rounds),
+      Field("slow_rounds", &S::slow_rounds), Field("cache_hits", &S::cache_hits),
+      Field("fusion_threshold_bytes", &S::fusion_threshold_bytes),
+      Field("cycle_time_ms", &S::cycle_time_ms), Field("cache_enabled", &S::cache_enabled),
+      Field("autotune_settled", &S::autotune_settled),
+      Field("responses_executed", &S::responses_executed),
+      Field("error_responses", &S::error_responses), Field("fused_responses", &S::fused_responses),
+      Field("fused_tensors", &S::fused_tensors));
   for (int op = 0; op < kNumOpTypes; ++op) {
     std::string name = OpTypeName(static_cast<OpType>(op));
     out[py::str(name + "_tensors")] = stats.tensors[op];
@@ -44,16 +60,11 @@ py::dict StatsDict() {
 }
 
 py::dict TopologyDict() {
-  Topology t = torch_ops::CurrentTopology();
-  py::dict out;
-  out["rank"] = t.rank;
-  out["size"] = t.size;
-  out["local_rank"] = t.local_rank;
-  out["local_size"] = t.local_size;
-  out["cross_rank"] = t.cross_rank;
-  out["cross_size"] = t.cross_size;
-  out["is_homogeneous"] = t.homogeneous;
-  return out;
+  using T = Topology;
+  return FieldsDict(torch_ops::CurrentTopology(), Field("rank", &T::rank), Field("size", &T::size),
+                    Field("local_rank", &T::local_rank), Field("local_size", &T::local_size),
+                    Field("cross_rank", &T::cross_rank), Field("cross_size", &T::cross_size),
+                    Field("is_homogeneous", &T::homogeneous));
 }
 
 }  // namespace
@@ -96,13 +107,20 @@ PYBIND11_MODULE(_ops, m) {
   m.def("allreduce_async", &torch_ops::AllreduceAsync, py::arg("input"), py::arg("output"),
         py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
         py::arg("process_set") = 0);
+  m.def("allreduce_async_", &torch_ops::AllreduceInPlaceAsync, py::arg("tensor"), py::arg("name"),
+        py::arg("op"), py::arg("prescale"), py::arg("postscale"), py::arg("process_set") = 0);
   m.def("allgather_async", &torch_ops::AllgatherAsync, py::arg("input"), py::arg("name"),
         py::arg("process_set") = 0);
   m.def("broadcast_async", &torch_ops::BroadcastAsync, py::arg("input"), py::arg("output"),
         py::arg("root_rank"), py::arg("name"), py::arg("process_set") = 0);
+  m.def("broadcast_async_", &torch_ops::BroadcastInPlaceAsync, py::arg("tensor"),
+        py::arg("root_rank"), py::arg("name"), py::arg("process_set") = 0);
   m.def("grouped_allreduce_async", &torch_ops::GroupedAllreduceAsync, py::arg("inputs"),
         py::arg("outputs"), py::arg("name"), py::arg("op"), py::arg("prescale"),
         py::arg("postscale"), py::arg("process_set") = 0);
+  m.def("grouped_allreduce_async_", &torch_ops::GroupedAllreduceInPlaceAsync, py::arg("tensors"),
+        py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
+        py::arg("process_set") = 0);
   m.def("grouped_allgather_async", &torch_ops::GroupedAllgatherAsync, py::arg("inputs"),
         py::arg("name"), py::arg("process_set") = 0);
   m.def("alltoall_async", &torch_ops::AlltoallAsync, py::arg("input"), py::arg("splits"),
@@ -117,6 +135,7 @@ PYBIND11_MODULE(_ops, m) {
   m.def("poll", &torch_ops::Poll, py::arg("handle"));
   m.def("release", &torch_ops::Release, py::arg("handle"));
   m.def("handle_count", &torch_ops::HandleCount);
+  m.def("in_place_target_count", &torch_ops::InPlaceTargetCount);
   m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),
         py::call_guard<py::gil_scoped_release>());
 }

@@ -24,17 +24,6 @@ at::Tensor NewOutput(const at::Tensor& input) {
   return at::empty_like(input, at::MemoryFormat::Contiguous);
 }
 
-// Runs `submit(work)` on the tensor's own memory, or on a contiguous copy that the
-// handle copies back when the tensor is not contiguous; either way the handle returns
-// the caller's tensor, as torch's in-place operations do.
-template <typename Submit>
-Handle InPlace(const at::Tensor& tensor, const char* op, Submit submit) {
-  RequireDefined(tensor, op);
-  const bool contiguous = tensor.is_contiguous();
-  at::Tensor work = contiguous ? tensor.detach() : tensor.detach().contiguous();
-  return detail::MakeHandle(submit(work), tensor, !contiguous);
-}
-
 }  // namespace
 
 Handle allreduce_async(const at::Tensor& tensor, const AllreduceOptions& options) {
@@ -42,7 +31,7 @@ Handle allreduce_async(const at::Tensor& tensor, const AllreduceOptions& options
   const int64_t id = torch_ops::AllreduceAsync(input, NewOutput(input), options.name, options.op,
                                            options.prescale_factor, options.postscale_factor,
                                            options.process_set.id());
-  return detail::MakeHandle(id, at::Tensor(), false);
+  return detail::MakeHandle(id);
 }
 
 at::Tensor allreduce(const at::Tensor& tensor, const AllreduceOptions& options) {
@@ -50,11 +39,9 @@ at::Tensor allreduce(const at::Tensor& tensor, const AllreduceOptions& options) 
 }
 
 Handle allreduce_async_(const at::Tensor& tensor, const AllreduceOptions& options) {
-  return InPlace(tensor, "allreduce", [&](const at::Tensor& work) {
-    return torch_ops::AllreduceAsync(work, work, options.name, options.op,
-                                     options.prescale_factor, options.postscale_factor,
-                                     options.process_set.id());
-  });
+  return detail::MakeHandle(
+      torch_ops::AllreduceInPlaceAsync(tensor, options.name, options.op, options.prescale_factor,
+                                       options.postscale_factor, options.process_set.id()));
 }
 
 at::Tensor allreduce_(const at::Tensor& tensor, const AllreduceOptions& options) {
@@ -64,7 +51,7 @@ at::Tensor allreduce_(const at::Tensor& tensor, const AllreduceOptions& options)
 Handle allgather_async(const at::Tensor& tensor, const std::string& name,
                        const ProcessSet& process_set) {
   const int64_t id = torch_ops::AllgatherAsync(Input(tensor, "allgather"), name, process_set.id());
-  return detail::MakeHandle(id, at::Tensor(), false);
+  return detail::MakeHandle(id);
 }
 
 at::Tensor allgather(const at::Tensor& tensor, const std::string& name,
@@ -77,7 +64,7 @@ Handle broadcast_async(const at::Tensor& tensor, int root_rank, const std::strin
                        const ProcessSet& process_set) {
   at::Tensor input = Input(tensor, "broadcast");
   const int64_t id = torch_ops::BroadcastAsync(input, NewOutput(input), root_rank, name, process_set.id());
-  return detail::MakeHandle(id, at::Tensor(), false);
+  return detail::MakeHandle(id);
 }
 
 at::Tensor broadcast(const at::Tensor& tensor, int root_rank, const std::string& name,
@@ -87,9 +74,8 @@ at::Tensor broadcast(const at::Tensor& tensor, int root_rank, const std::string&
 
 Handle broadcast_async_(const at::Tensor& tensor, int root_rank, const std::string& name,
                         const ProcessSet& process_set) {
-  return InPlace(tensor, "broadcast", [&](const at::Tensor& work) {
-    return torch_ops::BroadcastAsync(work, work, root_rank, name, process_set.id());
-  });
+  return detail::MakeHandle(
+      torch_ops::BroadcastInPlaceAsync(tensor, root_rank, name, process_set.id()));
 }
 
 at::Tensor broadcast_(const at::Tensor& tensor, int root_rank, const std::string& name,
@@ -104,7 +90,7 @@ AlltoallHandle alltoall_async(const at::Tensor& tensor, const std::vector<int64_
   const int set_size = process_set.included() ? process_set.size() : 0;
   at::Tensor received_splits = at::empty({set_size}, at::kInt);
   const int64_t id = torch_ops::AlltoallAsync(input, splits, received_splits, name, process_set.id());
-  return AlltoallHandle(detail::MakeHandle(id, at::Tensor(), false), std::move(received_splits));
+  return AlltoallHandle(detail::MakeHandle(id), std::move(received_splits));
 }
 
 AlltoallResult alltoall(const at::Tensor& tensor, const std::vector<int64_t>& splits,
@@ -116,7 +102,7 @@ Handle reducescatter_async(const at::Tensor& tensor, const ReducescatterOptions&
   const int64_t id = torch_ops::ReducescatterAsync(Input(tensor, "reducescatter"), options.name,
                                                options.op, options.prescale_factor,
                                                options.postscale_factor, options.process_set.id());
-  return detail::MakeHandle(id, at::Tensor(), false);
+  return detail::MakeHandle(id);
 }
 
 at::Tensor reducescatter(const at::Tensor& tensor, const ReducescatterOptions& options) {
@@ -124,13 +110,12 @@ at::Tensor reducescatter(const at::Tensor& tensor, const ReducescatterOptions& o
 }
 
 void barrier(const ProcessSet& process_set) {
-  detail::MakeHandle(torch_ops::BarrierAsync(process_set.id()), at::Tensor(), false).wait();
+  detail::MakeHandle(torch_ops::BarrierAsync(process_set.id())).wait();
 }
 
 int join(int device) {
   const at::Tensor last_joined_rank = at::zeros({1}, at::kInt);
-  at::Tensor output = detail::MakeHandle(torch_ops::JoinAsync(last_joined_rank, device),
-                                         at::Tensor(), false).wait();
+  at::Tensor output = detail::MakeHandle(torch_ops::JoinAsync(last_joined_rank, device)).wait();
   return output.item<int>();
 }
 

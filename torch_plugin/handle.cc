@@ -1,7 +1,5 @@
 #include "horde/torch/handle.h"
 
-#include <c10/core/GradMode.h>
-
 #include <utility>
 
 #include "torch_plugin/torch_ops.h"
@@ -20,23 +18,16 @@ Error EmptyHandle() {
 
 namespace detail {
 
-Handle MakeHandle(int64_t id, at::Tensor in_place_target, bool copy_back) {
-  return Handle(id, std::move(in_place_target), copy_back);
-}
+Handle MakeHandle(int64_t id) { return Handle(id); }
 
 }  // namespace detail
 
-Handle::Handle(Handle&& other) noexcept
-    : id_(std::exchange(other.id_, -1)),
-      in_place_target_(std::move(other.in_place_target_)),
-      copy_back_(other.copy_back_) {}
+Handle::Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, -1)) {}
 
 Handle& Handle::operator=(Handle&& other) noexcept {
   if (this != &other) {
     Release();
     id_ = std::exchange(other.id_, -1);
-    in_place_target_ = std::move(other.in_place_target_);
-    copy_back_ = other.copy_back_;
   }
   return *this;
 }
@@ -59,15 +50,8 @@ bool Handle::ready() const {
 
 at::Tensor Handle::wait() {
   if (!valid()) throw EmptyHandle();
-  const int64_t id = std::exchange(id_, -1);
-  at::Tensor target = std::move(in_place_target_);
-  at::Tensor output = torch_ops::Synchronize(id);
-  if (!target.defined()) return output;
-  if (copy_back_) {
-    c10::NoGradGuard no_grad;
-    target.copy_(output);
-  }
-  return target;
+  // In-place operations' copy-back happens there, shared with Python.
+  return torch_ops::Synchronize(std::exchange(id_, -1));
 }
 
 }  // namespace torch

@@ -9,6 +9,7 @@
 #include "mpi_ops/mpi_context.h"
 #include "torch_plugin/cuda_ready_event.h"
 #include "torch_plugin/handle_table.h"
+#include "torch_plugin/in_place_targets.h"
 #include "torch_plugin/torch_tensor.h"
 
 namespace horde {
@@ -182,10 +183,11 @@ std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at
   return batch.handles;
 }
 
-Request ReducescatterRequest(const std::string& name, ReduceOp op, double prescale,
-                             double postscale) {
+// An allreduce's or reducescatter's request.
+Request ReductionRequest(OpType type, const std::string& name, ReduceOp op, double prescale,
+                         double postscale) {
   Request request;
-  request.op = OpType::kReducescatter;
+  request.op = type;
   request.name = name;
   request.reduce_op = op;
   request.prescale = prescale;
@@ -247,13 +249,8 @@ bool MpiThreadsSupported() {
 
 HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                    ReduceOp op, double prescale, double postscale, int32_t process_set) {
-  Request request;
-  request.op = OpType::kAllreduce;
-  request.name = name;
-  request.reduce_op = op;
-  request.prescale = prescale;
-  request.postscale = postscale;
-  return Submit(std::move(request), input, output, process_set);
+  return Submit(ReductionRequest(OpType::kAllreduce, name, op, prescale, postscale), input, output,
+                process_set);
 }
 
 HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
@@ -284,12 +281,8 @@ std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& input
         "grouped allreduce needs one output per tensor; got " + std::to_string(inputs.size()) +
         " tensors and " + std::to_string(outputs.size()) + " outputs"));
   }
-  Request request;
-  request.op = OpType::kAllreduce;
-  request.reduce_op = op;
-  request.prescale = prescale;
-  request.postscale = postscale;
-  return SubmitGroup(request, inputs, outputs, name, process_set);
+  return SubmitGroup(ReductionRequest(OpType::kAllreduce, "", op, prescale, postscale), inputs,
+                     outputs, name, process_set);
 }
 
 std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
@@ -319,14 +312,16 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
                        double prescale, double postscale, int32_t process_set) {
-  return Submit(ReducescatterRequest(name, op, prescale, postscale), input, at::Tensor(), process_set);
+  return Submit(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale), input,
+                at::Tensor(), process_set);
 }
 
 std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
                                            const std::string& name, ReduceOp op,
                                            double prescale, double postscale,
                                            int32_t process_set) {
-  return SubmitGroup(ReducescatterRequest("", op, prescale, postscale), inputs, {}, name, process_set);
+  return SubmitGroup(ReductionRequest(OpType::kReducescatter, "", op, prescale, postscale), inputs,
+                     {}, name, process_set);
 }
 
 HandleId BarrierAsync(int32_t process_set) {
@@ -359,11 +354,19 @@ bool Poll(HandleId handle) {
 
 at::Tensor Synchronize(HandleId handle) {
   std::shared_ptr<Tensor> output;
-  ThrowIfError(Handles().WaitAndRelease(handle, &output));
-  return static_cast<TorchTensor*>(output.get())->tensor();
+  const Status status = Handles().WaitAndRelease(handle, &output);
+  if (!status.ok()) {
+    InPlaceTargets::OfProcess().Forget(handle);
+    throw Error(status);
+  }
+  const at::Tensor& result = static_cast<TorchTensor*>(output.get())->tensor();
+  return InPlaceTargets::OfProcess().Finish(handle, result);
 }
 
-void Release(HandleId handle) { Handles().Release(handle); }
+void Release(HandleId handle) {
+  Handles().Release(handle);
+  InPlaceTargets::OfProcess().Forget(handle);
+}
 
 size_t HandleCount() { return Handles().size(); }
 

@@ -50,6 +50,18 @@ HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_
 HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
                    const std::string& name, int32_t process_set = 0);
 
+// In-place forms: `tensor` (of any layout) is the input and receives the output; waiting
+// on the handle returns `tensor` itself (see in_place_targets.h). An undefined tensor
+// throws kInvalidArgument.
+HandleId AllreduceInPlaceAsync(const at::Tensor& tensor, const std::string& name, ReduceOp op,
+                               double prescale, double postscale, int32_t process_set = 0);
+std::vector<HandleId> GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>& tensors,
+                                                   const std::string& name, ReduceOp op,
+                                                   double prescale, double postscale,
+                                                   int32_t process_set = 0);
+HandleId BroadcastInPlaceAsync(const at::Tensor& tensor, int root_rank, const std::string& name,
+                               int32_t process_set = 0);
+
 // Reduces the tensors as one unit: they are negotiated together and released only
 // when every one is ready on every rank. Member i is named "<name>.<i>" (see
 // Runtime::EnqueueGroup for unnamed groups).
@@ -91,13 +103,16 @@ HandleId BarrierAsync(int32_t process_set = 0);
 HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device = kCpuDevice);
 
 bool Poll(HandleId handle);
-// Waits for the operation and returns its output tensor.
+// Waits for the operation and returns its output tensor (an in-place operation's: the
+// caller's tensor, holding the output).
 at::Tensor Synchronize(HandleId handle);
 // Forgets a handle that will never be waited on (its owner was dropped), at once or
 // when its operation completes.
 void Release(HandleId handle);
 // Handles issued and not yet synchronized or released (for leak checks).
 size_t HandleCount();
+// The in-place operations' tensors held for handles not yet synchronized or released.
+size_t InPlaceTargetCount();
 
 }  // namespace torch_ops
 }  // namespace horde

@@ -114,3 +114,26 @@ def test_a_joined_rank_contributes_zeros_on_its_gpu(hvd, device):
         assert torch.all(got.cpu() == sum(r + 1.0 for r in active))
         last = hvd.join()
     assert 0 <= last < hvd.size()
+
+
+def test_in_place_on_non_contiguous_gpu_tensors_writes_back(hvd, device):
+    root = hvd.size() - 1
+    base = torch.arange(12, dtype=torch.float32, device=device).reshape(3, 4) + hvd.rank()
+    view = base.t()
+    assert hvd.allreduce_(view, op=hvd.Sum, name="in_place.noncontig") is view
+    total = sum(torch.arange(12, dtype=torch.float32).reshape(3, 4) + r for r in range(hvd.size()))
+    assert torch.equal(base.cpu(), total)
+    mine = torch.full((4, 3), float(hvd.rank()), device=device)
+    mine_view = mine.t()
+    handle = hvd.broadcast_async_(mine_view, root, name="bcast_.noncontig")
+    assert hvd.synchronize(handle) is mine_view
+    assert torch.equal(mine.cpu(), torch.full((4, 3), float(root)))
+
+
+def test_grouped_reducescatter_with_prescale_goes_through_one_launch(hvd, device):
+    # Several entries, each prescaled through the shared scratch buffer.
+    inputs = [torch.full((2 * hvd.size(), n), float(hvd.rank() + 1), device=device) for n in (1, 3)]
+    outputs = hvd.grouped_reducescatter(inputs, op=hvd.Sum, prescale_factor=2.0, name="grouped_rs")
+    total = 2.0 * sum(r + 1 for r in range(hvd.size()))
+    for out, n in zip(outputs, (1, 3)):
+        assert torch.equal(out.cpu(), torch.full((2, n), total))

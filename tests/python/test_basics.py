@@ -66,3 +66,25 @@ def test_mpi_is_built_and_enabled():
 def test_horovod_exception_name_is_an_alias():
     assert hvd.HorovodInternalError is hvd.HordeInternalError
     assert issubclass(hvd.HordeInternalError, RuntimeError)
+
+
+def test_topology_and_stats_dicts_keep_their_keys_and_types():
+    """What the extension hands Python, key by key, as scripts and bench/ read it."""
+    from horde.torch import _ops
+
+    topology = _ops.topology()
+    assert {k: type(v) for k, v in topology.items()} == {
+        "rank": int, "size": int, "local_rank": int, "local_size": int, "cross_rank": int,
+        "cross_size": int, "is_homogeneous": bool}
+    assert (topology["rank"], topology["size"]) == (hvd.rank(), hvd.size())
+    hvd.allgather(torch.ones(1), name="basics.stats_dict")
+    stats = hvd.runtime_stats()
+    counters = ["negotiation_rounds", "slow_rounds", "cache_hits", "fusion_threshold_bytes",
+                "responses_executed", "error_responses", "fused_responses", "fused_tensors"]
+    per_op = [f"{op}_{what}" for op in ("allreduce", "allgather", "broadcast", "alltoall",
+                                        "reducescatter", "barrier", "join")
+              for what in ("tensors", "bytes")]
+    expected = {**{k: int for k in counters + per_op}, "cycle_time_ms": float,
+                "cache_enabled": bool, "autotune_settled": bool}
+    assert {k: type(v) for k, v in stats.items()} == expected
+    assert stats["negotiation_rounds"] > 0 and stats["allgather_tensors"] > 0

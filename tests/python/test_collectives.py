@@ -218,3 +218,24 @@ def test_in_place_forms_return_their_argument(form, layout):
     else:
         result = broadcast_with(form, tensor, 0, name)
     assert result is tensor
+
+
+IN_PLACE_FORMS = ["allreduce_", "allreduce_async_", "broadcast_", "broadcast_async_"]
+
+
+@pytest.mark.parametrize("form", IN_PLACE_FORMS)
+def test_in_place_writes_back_into_a_view_of_a_leaf_that_requires_grad(rank_tensor, form):
+    """The copy back is the operation's write, outside autograd (as an optimizer's update
+    of a parameter is): torch would refuse it in a view of a leaf that requires grad."""
+    tensors = contributions(rank_tensor, lambda r: (3, 4), torch.float32, -2.0, 2.0)
+    leaf = tensors[hvd.rank()].clone().requires_grad_()
+    view = leaf.t()
+    name = f"{form}.view_of_grad_leaf"
+    if form.startswith("allreduce"):
+        result = allreduce_in_place_with(form, view, name, hvd.Max)
+        expected = reduce_locally(tensors, "Max", torch.float32)
+    else:
+        result = broadcast_with(form, view, hvd.size() - 1, name)
+        expected = tensors[hvd.size() - 1]
+    assert result is view and leaf.requires_grad and leaf.grad_fn is None
+    assert_matches(leaf.detach(), expected)

@@ -4,6 +4,7 @@ its operation completes, so a long job that drops handles keeps nothing for them
 
 import gc
 
+import pytest
 import torch
 
 import horde.torch as hvd
@@ -43,4 +44,19 @@ def test_handles_dropped_without_synchronize_are_released():
         submit_and_drop_every_kind(f"handles.dropped.{round_}")
     gc.collect()
     hvd.barrier()  # ordered after every operation above, so all have completed
+    assert all(count == 0 for count in _handle_table_sizes().values()), _handle_table_sizes()
+
+
+def test_a_failed_in_place_op_leaves_its_tensor_and_nothing_behind():
+    """Ranks that disagree on the shape fail the op at synchronize(): the caller's
+    (non-contiguous) tensor is not written and no table keeps an entry for it."""
+    shape = (4, 2) if hvd.rank() == 0 else (4, 3)
+    tensor = torch.full(shape, float(hvd.rank())).t()
+    handle = hvd.allreduce_async_(tensor, name="handles.failed_in_place", op=hvd.Sum)
+    if hvd.size() > 1:
+        with pytest.raises(hvd.HordeInternalError, match="disagree on the shape"):
+            hvd.synchronize(handle)
+        assert torch.equal(tensor, torch.full(shape, float(hvd.rank())).t())
+    else:
+        assert hvd.synchronize(handle) is tensor
     assert all(count == 0 for count in _handle_table_sizes().values()), _handle_table_sizes()

@@ -111,6 +111,32 @@ TEST_P(Collectives, BroadcastOutOfPlaceAndInPlace) {
   EXPECT_TRUE(mine.equal(expected));
 }
 
+TEST_P(Collectives, BroadcastInPlaceOnANonContiguousTensorBlockingAndAsync) {
+  const int root = horde::size() - 1;
+  at::Tensor expected = RankInput(root, GetParam()).t();
+  at::Tensor blocking = RankInput(horde::rank(), GetParam());
+  at::Tensor transposed = blocking.t();
+  ASSERT_FALSE(transposed.is_contiguous());
+  EXPECT_TRUE(ht::broadcast_(transposed, root, "bcast.noncontig").is_same(transposed));
+  EXPECT_TRUE(transposed.equal(expected));
+
+  at::Tensor async = RankInput(horde::rank(), GetParam()).t();
+  ht::Handle handle = ht::broadcast_async_(async, root, "bcast.noncontig.async");
+  EXPECT_TRUE(handle.wait().is_same(async));
+  EXPECT_TRUE(async.equal(expected));
+}
+
+TEST_P(Collectives, AllreduceAsyncInPlaceOnANonContiguousTensorWritesBackAtWait) {
+  at::Tensor input = RankInput(horde::rank(), GetParam());
+  at::Tensor transposed = input.t();
+  ht::Handle handle = ht::allreduce_async_(transposed, {horde::Sum, "in_place.async"});
+  while (!handle.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Completed, yet the caller's tensor is written only by wait(), as in Python.
+  EXPECT_TRUE(input.equal(RankInput(horde::rank(), GetParam())));
+  EXPECT_TRUE(handle.wait().is_same(transposed));
+  EXPECT_TRUE(input.equal(Expected(horde::Sum, GetParam())));
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, Collectives,
                          ::testing::Values(at::kByte, at::kChar, at::kShort, at::kInt, at::kLong,
                                            at::kHalf, at::kBFloat16, at::kFloat, at::kDouble),
@@ -128,6 +154,17 @@ TEST(Collectives, PrescaleAndPostscale) {
   at::Tensor result = ht::allreduce(mine, {horde::Sum, "scaled", 2.0, 0.25});
   const double sum = horde::size() * (horde::size() + 1) / 2.0;
   EXPECT_TRUE(result.allclose(at::full({5}, sum * 2.0 * 0.25, at::kFloat)));
+}
+
+TEST(Collectives, InPlaceIntoAViewOfALeafThatRequiresGrad) {
+  // The write back is the operation's, outside autograd (torch refuses an in-place op on
+  // such a view otherwise).
+  at::Tensor leaf = RankInput(horde::rank(), at::kFloat).requires_grad_();
+  at::Tensor view = leaf.t();
+  EXPECT_TRUE(ht::allreduce_(view, {horde::Sum, "in_place.grad_view"}).is_same(view));
+  EXPECT_TRUE(leaf.detach().equal(Expected(horde::Sum, at::kFloat)));
+  EXPECT_TRUE(ht::broadcast_(view, 0, "bcast.grad_view").is_same(view));
+  EXPECT_FALSE(leaf.grad_fn());
 }
 
 TEST(Handles, ReadyThenWaitOnce) {
@@ -170,6 +207,11 @@ TEST(Errors, LocalMisuseIsAnInvalidArgument) {
   EXPECT_EQ(ErrorOf([] { ht::broadcast(at::ones({2}), horde::size()); }).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ErrorOf([] { ht::allreduce(at::Tensor()); }).code(), StatusCode::kInvalidArgument);
+  const Status undefined = ErrorOf([] { ht::allreduce_(at::Tensor()); });
+  EXPECT_EQ(undefined.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(undefined.message(), "allreduce: the tensor is undefined");
+  EXPECT_EQ(ErrorOf([] { ht::broadcast_(at::Tensor(), 0); }).message(),
+            "broadcast: the tensor is undefined");
   EXPECT_EQ(ErrorOf([] { ht::allreduce(at::ones({2}, at::kComplexFloat)); }).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ErrorOf([] { ht::allreduce(at::ones({2}, at::kBool), {horde::Average}); }).code(),

@@ -6,17 +6,11 @@ import torch
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.compression import Compression
-from horde.torch.handles import (group_handle, in_place, issued, op_name, synchronize,
-                                 track_in_place)
+from horde.torch.handles import group_handle, issued, op_name, synchronize
 from horde.torch.reduce_op import resolve_op
 
 
 # ---------------------------------------------------------------- allreduce
-
-def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
-    return _ops.allreduce_async(tensor, output, op_name(name), op, float(prescale_factor),
-                                float(postscale_factor), process_set_id_of(process_set))
-
 
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                     postscale_factor=1.0, process_set=global_process_set):
@@ -25,8 +19,8 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
     op = resolve_op(op, average)
     tensor = tensor.detach().contiguous()
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return issued(_allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor,
-                                   process_set))
+    return issued(_ops.allreduce_async(tensor, output, op_name(name), op, float(prescale_factor),
+                                       float(postscale_factor), process_set_id_of(process_set)))
 
 
 class HordeAllreduce(torch.autograd.Function):
@@ -62,8 +56,8 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
                      postscale_factor=1.0, process_set=global_process_set):
     """Starts reducing ``tensor`` in place; returns a handle."""
     op = resolve_op(op, average)
-    return in_place(tensor, lambda work: _allreduce_async(
-        work.detach(), work.detach(), name, op, prescale_factor, postscale_factor, process_set))
+    return issued(_ops.allreduce_async_(tensor, op_name(name), op, float(prescale_factor),
+                                        float(postscale_factor), process_set_id_of(process_set)))
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -120,13 +114,9 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
                              postscale_factor=1.0, process_set=global_process_set):
     """Starts reducing a list of tensors in place, as one unit; returns one handle."""
     op = resolve_op(op, average)
-    works = [t if t.is_contiguous() else t.contiguous() for t in tensors]
-    handles = _ops.grouped_allreduce_async(
-        [w.detach() for w in works], [w.detach() for w in works], op_name(name), op,
-        float(prescale_factor), float(postscale_factor), process_set_id_of(process_set))
-    for handle, tensor, work in zip(handles, tensors, works):
-        track_in_place(handle, tensor, work is not tensor)
-    return group_handle(handles)
+    return group_handle(_ops.grouped_allreduce_async_(
+        list(tensors), op_name(name), op, float(prescale_factor), float(postscale_factor),
+        process_set_id_of(process_set)))
 
 
 def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0,

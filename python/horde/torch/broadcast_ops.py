@@ -6,7 +6,7 @@ from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.allreduce_ops import allreduce
 from horde.torch.basics import rank
-from horde.torch.handles import in_place, issued, op_name, synchronize
+from horde.torch.handles import issued, op_name, synchronize
 from horde.torch.reduce_op import Average
 
 
@@ -42,8 +42,8 @@ def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
 
 def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
     """Starts overwriting ``tensor`` with root_rank's, in place; returns a handle."""
-    return in_place(tensor, lambda work: _ops.broadcast_async(
-        work.detach(), work.detach(), int(root_rank), op_name(name), process_set_id_of(process_set)))
+    return issued(_ops.broadcast_async_(tensor, int(root_rank), op_name(name),
+                                        process_set_id_of(process_set)))
 
 
 def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):

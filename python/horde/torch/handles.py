@@ -1,19 +1,14 @@
 """Handles of asynchronous operations: ``poll`` and ``synchronize``, and the tables the
-Python layer keeps per handle until it is waited on (in-place targets, the members of a
-grouped operation, alltoall's received splits), with the helpers that fill them.
+Python layer keeps per handle until it is waited on (the members of a grouped operation,
+alltoall's received splits), with the helpers that fill them. In-place operations are the
+extension's (shared with the C++ API): its synchronize returns the caller's tensor.
 
 A handle is a ``Handle``: an int, as Horovod's handles are, that also frees what horde
 holds for its operation when it is collected without having been synchronized. A grouped
 operation's handle is its first member's.
 """
 
-import torch
-
 from horde.torch import _ops
-
-# handle of an in-place op -> (the caller's tensor, which synchronize() returns; whether
-# the op ran on a contiguous copy that must be copied back into it first).
-_in_place_targets = {}
 
 # handle of a grouped op (its first member's) -> the handles of all its members.
 _group_members = {}
@@ -41,7 +36,6 @@ class Handle(int):
 
 def _release(handle):
     for member in _group_members.pop(handle, [handle]):
-        _in_place_targets.pop(member, None)
         _alltoall_received_splits.pop(member, None)
         _ops.release(member)
 
@@ -81,38 +75,16 @@ def synchronize(handle):
 
 def _synchronize_one(handle):
     key = int(handle)
-    target, copy_back = _in_place_targets.pop(key, (None, False))
     received_splits = _alltoall_received_splits.pop(key, None)
     output = _ops.synchronize(key)
     if received_splits is not None:
         return output, received_splits
-    if target is None:
-        return output
-    if copy_back:
-        with torch.no_grad():
-            target.copy_(output)
-    return target
+    return output
 
 
 def op_name(name):
     """The name the extension takes for an operation: "" (it names the op) for None."""
     return "" if name is None else str(name)
-
-
-def track_in_place(handle, tensor, copy_back):
-    """Makes synchronize(handle) return ``tensor``, after copying the op's output into it
-    if ``copy_back`` (the op ran on a contiguous copy of it)."""
-    _in_place_targets[int(handle)] = (tensor, copy_back)
-
-
-def in_place(tensor, submit):
-    """Runs ``submit(work)`` on the tensor itself, or on a contiguous copy that is copied
-    back at synchronize() when the tensor is not contiguous; synchronize() returns the
-    caller's tensor either way, as torch's in-place ops do. Returns the ``Handle``."""
-    contiguous = tensor.is_contiguous()
-    handle = submit(tensor if contiguous else tensor.contiguous())
-    track_in_place(handle, tensor, not contiguous)
-    return issued(handle)
 
 
 def group_handle(handles):
@@ -129,9 +101,9 @@ def track_received_splits(handle, received_splits):
 
 
 def _handle_table_sizes():
-    """The number of entries in each per-handle table, and in the extension's handle
-    table (all 0 once every handle has been waited on or collected and its operation has
-    completed), by table name; for leak checks."""
-    return {"in_place_targets": len(_in_place_targets), "group_members": len(_group_members),
+    """The number of entries in each per-handle table, here and in the extension (its
+    handle table and in-place targets): all 0 once every handle has been waited on or
+    collected and its operation has completed; by table name, for leak checks."""
+    return {"group_members": len(_group_members),
             "alltoall_received_splits": len(_alltoall_received_splits),
-            "extension": _ops.handle_count()}
+            "in_place_targets": _ops.in_place_target_count(), "extension": _ops.handle_count()}

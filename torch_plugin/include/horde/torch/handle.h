@@ -11,7 +11,7 @@ namespace torch {
 class Handle;
 namespace detail {
 // How horde's collectives make handles; not for users.
-Handle MakeHandle(int64_t id, at::Tensor in_place_target, bool copy_back);
+Handle MakeHandle(int64_t id);
 }  // namespace detail
 
 // An asynchronous collective in flight. Move-only; wait() may be called once.
@@ -36,16 +36,11 @@ class Handle {
   bool valid() const { return id_ >= 0; }
 
  private:
-  friend Handle detail::MakeHandle(int64_t id, at::Tensor in_place_target, bool copy_back);
-  Handle(int64_t id, at::Tensor in_place_target, bool copy_back)
-      : id_(id), in_place_target_(std::move(in_place_target)), copy_back_(copy_back) {}
+  friend Handle detail::MakeHandle(int64_t id);
+  explicit Handle(int64_t id) : id_(id) {}
   void Release() noexcept;
 
   int64_t id_ = -1;  // 64-bit and never reused, so a job never runs out of them
-  // In-place operations return the caller's tensor; when it was not contiguous the
-  // operation ran on a contiguous copy that wait() copies back into it.
-  at::Tensor in_place_target_;
-  bool copy_back_ = false;
 };
 
 // What alltoall returns: the rows every rank sent here, concatenated in rank order, and
