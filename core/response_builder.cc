@@ -48,7 +48,8 @@ bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names
     return false;
   }
   const uint32_t agreed = TraitsOf(by_rank[0].op).agreed;
-  auto agree_if = [&](AgreedField f, const char* field, const std::function<std::string(R)>& value) {
+  auto agree_if = [&](AgreedField f, const char* field,
+                      const std::function<std::string(R)>& value) {
     return (agreed & f) == 0 || agree(field, value);
   };
   return agree_if(kAgreeRoot, "root rank",

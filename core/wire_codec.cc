@@ -163,7 +163,9 @@ template <class Message>
 bool DecodeMessage(ByteReader* r, Message* m) {
   bool ok = true;
   FieldList<Message>::ForEach([&](auto field) {
-    if constexpr ((decltype(field)::roles & kWire) != 0) ok = ok && r->GetField(&(m->*field.member));
+    if constexpr ((decltype(field)::roles & kWire) != 0) {
+      ok = ok && r->GetField(&(m->*field.member));
+    }
   });
   return ok;
 }

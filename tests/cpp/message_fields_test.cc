@@ -18,7 +18,8 @@ void Vary(T* value) {
   if constexpr (std::is_same<T, bool>::value) {
     *value = !*value;
   } else if constexpr (std::is_same<T, Response::Kind>::value) {
-    *value = *value == Response::Kind::kError ? Response::Kind::kCollective : Response::Kind::kError;
+    const bool error = *value == Response::Kind::kError;
+    *value = error ? Response::Kind::kCollective : Response::Kind::kError;
   } else if constexpr (std::is_enum<T>::value) {
     *value = static_cast<T>(static_cast<int>(*value) + 1);  // every enum has a second value
   } else if constexpr (std::is_arithmetic<T>::value) {
@@ -49,7 +50,9 @@ std::vector<ptrdiff_t> ListedOffsets() {
 TEST(MessageFields, ListEveryFieldOnceInDeclarationOrder) {
   for (const auto& offsets : {ListedOffsets<Request>(), ListedOffsets<Response>()}) {
     ASSERT_FALSE(offsets.empty());
-    for (size_t i = 1; i < offsets.size(); ++i) EXPECT_LT(offsets[i - 1], offsets[i]) << "field " << i;
+    for (size_t i = 1; i < offsets.size(); ++i) {
+      EXPECT_LT(offsets[i - 1], offsets[i]) << "field " << i;
+    }
   }
   EXPECT_EQ(ListedFieldCount<Request>(), 15u);
   EXPECT_EQ(ListedFieldCount<Response>(), 13u);
@@ -89,7 +92,8 @@ TEST(MessageFields, EveryFieldOfAResponseTravels) {
     Vary(&(sent.responses[0].*field.member));
     ResponseList received;
     ASSERT_TRUE(DecodeResponseList(EncodeResponseList(sent), &received).ok()) << field.name;
-    EXPECT_TRUE(received.responses[0].*field.member == sent.responses[0].*field.member) << field.name;
+    const auto& got = received.responses[0].*field.member;
+    EXPECT_TRUE(got == sent.responses[0].*field.member) << field.name;
   });
 }
 
