@@ -20,8 +20,8 @@ enum AgreedField : uint32_t {
 
 // How an operation fuses, and so which bytes the fusion planner counts for one tensor.
 enum class Fusion : uint8_t {
-  kNone,        // one tensor per response
-  kTensor,      // its (agreed) tensor's bytes
+  kNone,          // one tensor per response
+  kTensor,        // its (agreed) tensor's bytes
   kGatheredRows,  // its output's: the agreed row size times every rank's rows
 };
 
