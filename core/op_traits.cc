@@ -34,6 +34,15 @@ constexpr bool InOpTypeOrder() {
 }
 static_assert(InOpTypeOrder(), "kOpTraits[i] must describe OpType i");
 
+// FusionBytes counts gathered rows from Response::first_dims.
+constexpr bool GatheredRowsAreCarried() {
+  for (const OpTraits& t : kOpTraits) {
+    if (t.fusion == Fusion::kGatheredRows && t.per_name != PerName::kEveryRankRows) return false;
+  }
+  return true;
+}
+static_assert(GatheredRowsAreCarried(), "Fusion::kGatheredRows needs PerName::kEveryRankRows");
+
 }  // namespace
 
 const OpTraits& TraitsOf(OpType op) { return kOpTraits[static_cast<int>(op)]; }
