@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

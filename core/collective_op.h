@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "core/response.h"
-#include "core/status.h"
 #include "core/tensor.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/logging.h"
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -1,6 +1,7 @@
 #include "core/coordinator.h"
 
 #include "core/logging.h"
+#include "core/op_traits.h"
 #include "core/response_builder.h"
 #include "core/wire_codec.h"
 
@@ -37,12 +38,9 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
   const std::vector<int> joined = table_.JoinedRanks();
   std::vector<PlannedResponse> ready;
   for (const auto& requests : table_.TakeReady()) {
-    // An allgather's output holds every rank's rows.
-    int64_t bytes = requests[0].size_bytes();
-    if (requests[0].op == OpType::kAllgather) {
-      for (size_t r = 1; r < requests.size(); ++r) bytes += requests[r].size_bytes();
-    }
-    ready.push_back({BuildResponse(requests, joined, names_), bytes});
+    Response response = BuildResponse(requests, joined, names_);
+    const int64_t bytes = FusionBytes(response, requests[0]);
+    ready.push_back({std::move(response), bytes});
   }
   out->responses = planner_.Plan(std::move(ready));
   for (auto& error : outrun) out->responses.push_back(std::move(error));

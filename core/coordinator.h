@@ -9,7 +9,7 @@
 #include "core/rank_names.h"
 #include "core/response.h"
 #include "core/stall_inspector.h"
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -1,4 +1,4 @@
-#include "core/data_type.h"
+#include "horde/data_type.h"
 
 namespace horde {
 
@@ -53,23 +53,6 @@ const char* ReduceOpName(ReduceOp op) {
     case ReduceOp::kAdasum: return "Adasum";
   }
   return "unknown";
-}
-
-const char* OpTypeName(OpType op) {
-  switch (op) {
-    case OpType::kAllreduce: return "allreduce";
-    case OpType::kAllgather: return "allgather";
-    case OpType::kBroadcast: return "broadcast";
-    case OpType::kJoin: return "join";
-    case OpType::kAlltoall: return "alltoall";
-    case OpType::kReducescatter: return "reducescatter";
-    case OpType::kBarrier: return "barrier";
-  }
-  return "unknown";
-}
-
-std::string DeviceName(int32_t device) {
-  return device == kCpuDevice ? "cpu" : "cuda:" + std::to_string(device);
 }
 
 }  // namespace horde

@@ -1,23 +1,23 @@
 #include "core/fusion_planner.h"
 
+#include "core/message_fields.h"
+#include "core/op_traits.h"
+
 namespace horde {
 namespace {
 
 bool Fusable(const Response& r) {
-  return r.kind == Response::Kind::kCollective &&
-         (r.op == OpType::kAllreduce || r.op == OpType::kAllgather || r.op == OpType::kReducescatter);
-}
-
-bool SameSignature(const Response& a, const Response& b) {
-  return a.op == b.op && a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.prescale == b.prescale &&
-         a.postscale == b.postscale && a.device == b.device && a.with_joined == b.with_joined;
+  return r.kind == Response::Kind::kCollective && TraitsOf(r.op).fusion != Fusion::kNone;
 }
 
 // Adds `single`'s one tensor to the fused response `into`.
 void Append(const Response& single, Response* into) {
-  into->names.push_back(single.names[0]);
-  into->tensor_sizes.insert(into->tensor_sizes.end(), single.tensor_sizes.begin(), single.tensor_sizes.end());
-  into->first_dims.insert(into->first_dims.end(), single.first_dims.begin(), single.first_dims.end());
+  FieldList<Response>::ForEach([&](auto field) {
+    if constexpr ((decltype(field)::roles & kPerName) != 0) {
+      auto& fused = into->*field.member;
+      fused.insert(fused.end(), (single.*field.member).begin(), (single.*field.member).end());
+    }
+  });
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse> ready) co
     }
     bool placed = false;
     for (auto& g : groups) {
-      if (!g.open || !SameSignature(g.response, item.response)) continue;
+      if (!g.open || !EqualIn<kFusionKey>(g.response, item.response)) continue;
       int64_t new_end = AlignToFusion(g.end) + item.bytes;
       if (new_end > threshold_) continue;
       Append(item.response, &g.response);

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/op_traits.h"
 #include "core/wire_codec.h"
 
 namespace horde {
@@ -121,19 +122,9 @@ std::vector<Response> Negotiator::TakeFastResponses(const RoundBits& all) {
   for (uint32_t position : all.ready) {
     const Response& response = cache_.response(position);
     auto hit = hits_.find(response.names[0]);
-    // What the coordinator plans with, the same on every rank: the tensor size the
-    // response carries (or, for a reducescatter, the agreed shape gives), and for an
-    // allgather the (agreed) row size times all ranks' rows. Every rank holds the hit: all set its bit, and a join forces the slow path.
-    int64_t bytes = 0;
-    if (response.op == OpType::kAllreduce) {
-      bytes = response.tensor_sizes[0] * DataTypeSize(response.dtype);
-    } else if (response.op == OpType::kReducescatter && hit != hits_.end()) {
-      bytes = hit->second.request.size_bytes();  // the shape every rank agreed on
-    } else if (response.op == OpType::kAllgather && hit != hits_.end()) {
-      int64_t rows = 0;
-      for (int64_t d : response.first_dims) rows += d;
-      bytes = hit->second.request.row_bytes() * rows;
-    }
+    // What the coordinator planned with, from the request every rank agreed on. Every
+    // rank holds the hit: all set its bit, and a join forces the slow path.
+    const int64_t bytes = hit == hits_.end() ? 0 : FusionBytes(response, hit->second.request);
     if (hit != hits_.end()) hits_.erase(hit);
     cache_.Touch(position);
     ready.push_back({response, bytes});

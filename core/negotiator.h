@@ -12,8 +12,8 @@
 #include "core/response.h"
 #include "core/response_cache.h"
 #include "core/round_bits.h"
-#include "core/status.h"
 #include "core/transport.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "core/host_tensor.h"
+#include "core/op_traits.h"
 #include "core/reduce_identity.h"
 
 namespace horde {
@@ -22,6 +23,18 @@ Status HostIdentity(DataType dtype, ReduceOp op, const TensorShape& shape, int32
 
 void OpRegistry::Register(OpType op, std::unique_ptr<CollectiveOp> implementation) {
   ops_[static_cast<size_t>(op)].push_back(std::move(implementation));
+}
+
+Status OpRegistry::CheckEveryOpImplemented() const {
+  std::string missing;
+  for (int i = 0; i < kNumOpTypes; ++i) {
+    const OpTraits& traits = TraitsOf(static_cast<OpType>(i));
+    if (!traits.has_implementation || !ops_[i].empty()) continue;
+    missing += (missing.empty() ? "" : ", ") + std::string(traits.name);
+  }
+  if (missing.empty()) return Status::Ok();
+  return Status::Internal("no implementation is registered for " + missing +
+                          "; each operation needs at least one (mpi_ops/make_runtime.cc)");
 }
 
 Status OpRegistry::Execute(std::vector<TensorEntry>& entries, const Response& response) {

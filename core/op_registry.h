@@ -27,6 +27,9 @@ class OpRegistry {
   explicit OpRegistry(IdentityMaker host_identity = HostIdentity) : host_identity_(std::move(host_identity)) {}
 
   void Register(OpType op, std::unique_ptr<CollectiveOp> implementation);
+  // An error naming each operation that needs an implementation (core/op_traits.h) and
+  // has none registered: a build that forgot one fails at startup, not at its first use.
+  Status CheckEveryOpImplemented() const;
   Status Execute(std::vector<TensorEntry>& entries, const Response& response);
 
   void SetDeviceIdentity(IdentityMaker identity) { device_identity_ = std::move(identity); }

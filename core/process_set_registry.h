@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/runtime.h"
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "core/rank_names.h"
-#include "core/status.h"
 #include "core/transport.h"
+#include "horde/status.h"
 
 namespace horde {
 

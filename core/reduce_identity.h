@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include "core/data_type.h"
+#include "horde/data_type.h"
 
 namespace horde {
 

@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "core/data_type.h"
+#include "core/op_type.h"
 #include "core/tensor.h"
+#include "horde/data_type.h"
 
 namespace horde {
 

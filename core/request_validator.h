@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "core/request.h"
-#include "core/status.h"
 #include "core/topology.h"
+#include "horde/status.h"
 
 namespace horde {
 

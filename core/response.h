@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "core/data_type.h"
+#include "core/op_type.h"
+#include "core/tensor.h"
+#include "horde/data_type.h"
 
 namespace horde {
 
@@ -12,6 +14,7 @@ namespace horde {
 // or fail them with a message. Every rank executes the same list in the same order.
 struct Response {
   enum class Kind : uint8_t { kCollective = 0, kError = 1 };
+  static constexpr int kNumKinds = 2;
 
   Kind kind = Kind::kCollective;
   OpType op = OpType::kAllreduce;

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/op_traits.h"
 #include "core/shortest_number.h"
 
 namespace horde {
@@ -46,31 +47,26 @@ bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names
       !agree("device", [](R r) { return std::string(r.device == kCpuDevice ? "cpu" : "gpu"); })) {
     return false;
   }
-  switch (by_rank[0].op) {
-    case OpType::kAllreduce:
-    case OpType::kReducescatter:
-      return agree("shape", [](R r) { return ShapeString(r.shape); }) &&
-             agree("reduce op", [](R r) { return std::string(ReduceOpName(r.reduce_op)); }) &&
-             agree("prescale factor", [](R r) { return ShortestNumber(r.prescale); }) &&
-             agree("postscale factor", [](R r) { return ShortestNumber(r.postscale); });
-    case OpType::kAllgather:
-    case OpType::kAlltoall:
-      return agree("shape (all but the first dimension)", TrailingShape);
-    case OpType::kBroadcast:
-      return agree("root rank", [&](R r) { return std::to_string(names.World(r.root)); }) &&
-             agree("shape", [](R r) { return ShapeString(r.shape); });
-    case OpType::kJoin:
-    case OpType::kBarrier:
-      break;
-  }
-  return true;
+  const uint32_t agreed = TraitsOf(by_rank[0].op).agreed;
+  auto agree_if = [&](AgreedField f, const char* field,
+                      const std::function<std::string(R)>& value) {
+    return (agreed & f) == 0 || agree(field, value);
+  };
+  return agree_if(kAgreeRoot, "root rank",
+                  [&](R r) { return std::to_string(names.World(r.root)); }) &&
+         agree_if(kAgreeShape, "shape", [](R r) { return ShapeString(r.shape); }) &&
+         agree_if(kAgreeRowShape, "shape (all but the first dimension)", TrailingShape) &&
+         agree_if(kAgreeReduceOp, "reduce op",
+                  [](R r) { return std::string(ReduceOpName(r.reduce_op)); }) &&
+         agree_if(kAgreeScale, "prescale factor", [](R r) { return ShortestNumber(r.prescale); }) &&
+         agree_if(kAgreeScale, "postscale factor", [](R r) { return ShortestNumber(r.postscale); });
 }
 
 // Joined ranks hold no tensors; they can contribute an identity to an allreduce but nothing
 // sensible to a gather or a broadcast.
 bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks, const RankNames& names,
                      std::string* error) {
-  if (joined_ranks.empty() || first.op == OpType::kAllreduce) return true;
+  if (joined_ranks.empty() || TraitsOf(first.op).with_joined_ranks) return true;
   *error = std::string(OpTypeName(first.op)) + " '" + first.name + "' cannot run while " +
            names.List(joined_ranks) + (joined_ranks.size() == 1 ? " has" : " have") +
            " joined; only allreduce proceeds with joined ranks (they contribute the identity of its reduce op)";
@@ -97,13 +93,17 @@ Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<in
   response.postscale = first.postscale;
   response.root = first.root;
   response.device = first.device;
-  if (first.op == OpType::kAllgather) {
-    for (const auto& r : by_rank) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
+  switch (TraitsOf(first.op).per_name) {
+    case PerName::kNothing:
+      break;
+    case PerName::kTensorSize:
+      response.tensor_sizes = {NumElements(first.shape)};
+      break;
+    case PerName::kEveryRankRows:
+      for (const auto& r : by_rank) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
+      break;
   }
-  if (first.op == OpType::kAllreduce) {
-    response.tensor_sizes = {NumElements(first.shape)};
-    response.with_joined = !joined_ranks.empty();
-  }
+  response.with_joined = !joined_ranks.empty();
   return response;
 }
 

@@ -1,34 +1,27 @@
 #include "core/response_cache.h"
 
+#include "core/message_fields.h"
+#include "core/op_traits.h"
+
 namespace horde {
 
-bool SameSignature(const Request& a, const Request& b) {
-  return a.name == b.name && a.op == b.op && a.dtype == b.dtype && a.shape == b.shape &&
-         a.reduce_op == b.reduce_op && a.prescale == b.prescale && a.postscale == b.postscale &&
-         a.root == b.root && a.device == b.device && a.group == b.group &&
-         a.group_size == b.group_size;
-}
+bool SameSignature(const Request& a, const Request& b) { return EqualIn<kSignature>(a, b); }
 
 std::vector<Response> SplitResponse(const Response& response) {
-  if (response.names.size() == 1) return {response};
-  if (response.op != OpType::kAllreduce && response.op != OpType::kAllgather &&
-      response.op != OpType::kReducescatter) {
-    return {};
-  }
-  std::vector<Response> singles;
-  singles.reserve(response.names.size());
-  // A fused allgather carries each tensor's first dimensions on every rank, in turn.
-  const size_t ranks = response.op == OpType::kAllgather ? response.first_dims.size() / response.names.size() : 0;
-  for (size_t i = 0; i < response.names.size(); ++i) {
-    Response single = response;
-    single.names = {response.names[i]};
-    if (response.op == OpType::kAllreduce) {
-      single.tensor_sizes = {response.tensor_sizes[i]};
-    } else if (response.op == OpType::kAllgather) {
-      single.first_dims.assign(response.first_dims.begin() + i * ranks, response.first_dims.begin() + (i + 1) * ranks);
+  const size_t n = response.names.size();
+  if (n == 1) return {response};
+  if (TraitsOf(response.op).fusion == Fusion::kNone) return {};
+  std::vector<Response> singles(n, response);
+  // Each per-name list holds the same number of entries per name, in name order.
+  FieldList<Response>::ForEach([&](auto field) {
+    if constexpr ((decltype(field)::roles & kPerName) != 0) {
+      const auto& fused = response.*field.member;
+      const size_t each = fused.size() / n;
+      for (size_t i = 0; i < n; ++i) {
+        (singles[i].*field.member).assign(fused.begin() + i * each, fused.begin() + (i + 1) * each);
+      }
     }
-    singles.push_back(std::move(single));
-  }
+  });
   return singles;
 }
 

@@ -68,11 +68,13 @@ class ResponseCache {
   std::list<uint32_t> recency_;  // least recently used first
 };
 
-// Whether two requests for the same name ask for the same collective (rank aside).
+// Whether two requests for the same name ask for the same collective: equal in every
+// kSignature field (core/message_fields.h).
 bool SameSignature(const Request& a, const Request& b);
 
-// The single-name responses a fused allreduce, allgather or reducescatter response
-// stands for; a one-name response stands for itself. Other multi-name responses give none.
+// The single-name responses a fused response stands for (each kPerName list sliced
+// evenly); a one-name response stands for itself. A multi-name response of an op that
+// does not fuse (core/op_traits.h) gives none.
 std::vector<Response> SplitResponse(const Response& response);
 
 }  // namespace horde

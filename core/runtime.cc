@@ -6,6 +6,7 @@
 
 #include "core/host_tensor.h"
 #include "core/logging.h"
+#include "core/op_traits.h"
 #include "core/operation_name.h"
 #include "core/rank_agreement.h"
 #include "core/request_validator.h"
@@ -272,8 +273,7 @@ void Runtime::Execute(const Response& response) {
   if (status.ok() && response.kind == Response::Kind::kError) {
     status = Status::PreconditionError(response.error_message);
   } else if (status.ok()) {
-    // Allreduce implementations record their own phases: copies and the collective.
-    if (response.op != OpType::kAllreduce) {
+    if (!TraitsOf(response.op).records_own_phases) {
       timeline_->ActivityStart(response.names, CollectivePhaseName(response.op));
     }
     try {
@@ -283,9 +283,8 @@ void Runtime::Execute(const Response& response) {
     }
   }
   if (!status.ok()) HORDE_LOG(kDebug) << status.message();
-  // A barrier completes on every rank at the same point of each rank's program, before
-  // its caller goes on: a point to renumber from.
-  if (status.ok() && response.op == OpType::kBarrier) StartNumberingEpoch();
+  // Before the callers go on, so that every rank renumbers at the same point.
+  if (status.ok() && TraitsOf(response.op).renumbers) StartNumberingEpoch();
   Record(response, entries);
   for (auto& entry : entries) {
     entry.callback(status);

@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include "core/data_type.h"
+#include "core/op_type.h"
 
 namespace horde {
 

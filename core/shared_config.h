@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/config.h"
-#include "core/status.h"
 #include "core/transport.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -21,4 +21,8 @@ std::string ShapeString(const TensorShape& shape) {
   return s + "]";
 }
 
+std::string DeviceName(int32_t device) {
+  return device == kCpuDevice ? "cpu" : "cuda:" + std::to_string(device);
+}
+
 }  // namespace horde

@@ -6,11 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "core/data_type.h"
 #include "core/ready_event.h"
-#include "core/status.h"
+#include "horde/data_type.h"
+#include "horde/status.h"
 
 namespace horde {
+
+// Device id of host memory; GPU devices are numbered from 0.
+constexpr int32_t kCpuDevice = -1;
+std::string DeviceName(int32_t device);
 
 using TensorShape = std::vector<int64_t>;
 

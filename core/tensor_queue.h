@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/request.h"
-#include "core/status.h"
 #include "core/tensor.h"
+#include "horde/status.h"
 
 namespace horde {
 

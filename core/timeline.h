@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/data_type.h"
-#include "core/status.h"
+#include "core/op_type.h"
 #include "core/timeline_writer.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

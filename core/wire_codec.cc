@@ -3,15 +3,19 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/message_fields.h"
+
 namespace horde {
 namespace {
 
 constexpr uint8_t kRequestListMagic = 0xA1;
 constexpr uint8_t kResponseListMagic = 0xB1;
-// The fewest bytes one encoded item can take (all strings and lists empty), which
-// bounds how many items a count may claim before anything is allocated.
-constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 4 + 4 + 4 + 4 + 8;
-constexpr size_t kMinResponseBytes = 1 + 1 + 4 + 4 + 1 + 1 + 8 + 8 + 4 + 4 + 4 + 4 + 1;
+
+// How many values each enum on the wire has.
+constexpr int ValueCount(OpType) { return kNumOpTypes; }
+constexpr int ValueCount(DataType) { return kNumDataTypes; }
+constexpr int ValueCount(ReduceOp) { return kNumReduceOps; }
+constexpr int ValueCount(Response::Kind) { return Response::kNumKinds; }
 
 class ByteWriter {
  public:
@@ -29,6 +33,24 @@ class ByteWriter {
   void PutInts(const std::vector<int64_t>& v) {
     Put<uint32_t>(static_cast<uint32_t>(v.size()));
     for (int64_t x : v) Put<int64_t>(x);
+  }
+  // One field of a message, as FieldList lists it.
+  template <typename T>
+  void PutField(const T& value) {
+    if constexpr (std::is_enum<T>::value) {
+      static_assert(sizeof(T) == 1, "enums travel as one byte");
+      Put<uint8_t>(static_cast<uint8_t>(value));
+    } else if constexpr (std::is_same<T, bool>::value) {
+      Put<uint8_t>(value ? 1 : 0);
+    } else {
+      Put<T>(value);
+    }
+  }
+  void PutField(const std::string& s) { PutString(s); }
+  void PutField(const std::vector<int64_t>& v) { PutInts(v); }
+  void PutField(const std::vector<std::string>& v) {
+    Put<uint32_t>(static_cast<uint32_t>(v.size()));
+    for (const auto& s : v) PutString(s);
   }
   std::string Take() { return std::move(out_); }
 
@@ -86,6 +108,27 @@ class ByteReader {
     for (auto& x : *v) Get(&x);
     return true;
   }
+  template <typename T>
+  bool GetField(T* value) {
+    if constexpr (std::is_enum<T>::value) {
+      return GetEnum(value, ValueCount(T{}));
+    } else if constexpr (std::is_same<T, bool>::value) {
+      return GetBool(value);
+    } else {
+      return Get(value);
+    }
+  }
+  bool GetField(std::string* s) { return GetString(s); }
+  bool GetField(std::vector<int64_t>* v) { return GetInts(v, UINT32_MAX); }
+  bool GetField(std::vector<std::string>* v) {
+    uint32_t n = 0;
+    if (!GetCount(&n, sizeof(uint32_t))) return false;
+    v->resize(n);
+    for (auto& s : *v) {
+      if (!GetString(&s)) return false;
+    }
+    return true;
+  }
   bool ExpectMagic(uint8_t magic) {
     uint8_t got = 0;
     if (!Get(&got)) return false;
@@ -109,71 +152,53 @@ class ByteReader {
   std::string error_;
 };
 
-void EncodeRequest(const Request& r, ByteWriter* w) {
-  w->Put<int32_t>(r.rank);
-  w->PutString(r.name);
-  w->Put<uint8_t>(static_cast<uint8_t>(r.op));
-  w->Put<uint8_t>(static_cast<uint8_t>(r.dtype));
-  w->PutInts(r.shape);
-  w->Put<uint8_t>(static_cast<uint8_t>(r.reduce_op));
-  w->Put<double>(r.prescale);
-  w->Put<double>(r.postscale);
-  w->Put<int32_t>(r.root);
-  w->Put<int32_t>(r.device);
-  w->PutString(r.group);
-  w->Put<int32_t>(r.group_size);
-  w->Put<int32_t>(r.numbering_epoch);
-  w->Put<int64_t>(r.waited_microseconds);
+template <class Message>
+void EncodeMessage(const Message& m, ByteWriter* w) {
+  FieldList<Message>::ForEach([&](auto field) {
+    if constexpr ((decltype(field)::roles & kWire) != 0) w->PutField(m.*field.member);
+  });
+}
+
+template <class Message>
+bool DecodeMessage(ByteReader* r, Message* m) {
+  bool ok = true;
+  FieldList<Message>::ForEach([&](auto field) {
+    if constexpr ((decltype(field)::roles & kWire) != 0) {
+      ok = ok && r->GetField(&(m->*field.member));
+    }
+  });
+  return ok;
+}
+
+// The fewest bytes one encoded message can take (all strings and lists empty), which
+// bounds how many a count may claim before anything is allocated.
+template <class Message>
+constexpr size_t MinWireBytes() {
+  size_t bytes = 0;
+  FieldList<Message>::ForEach([&bytes](auto field) {
+    using T = typename decltype(field)::Type;
+    if constexpr ((decltype(field)::roles & kWire) == 0) {
+      return;
+    } else if constexpr (std::is_arithmetic<T>::value || std::is_enum<T>::value) {
+      bytes += sizeof(T);
+    } else {
+      bytes += sizeof(uint32_t);  // a string's or a list's length
+    }
+  });
+  return bytes;
 }
 
 bool DecodeRequest(ByteReader* r, Request* q) {
-  if (!(r->Get(&q->rank) && r->GetString(&q->name) && r->GetEnum(&q->op, kNumOpTypes) &&
-        r->GetEnum(&q->dtype, kNumDataTypes) && r->GetInts(&q->shape, kMaxTensorDims) &&
-        r->GetEnum(&q->reduce_op, kNumReduceOps) && r->Get(&q->prescale) &&
-        r->Get(&q->postscale) && r->Get(&q->root) && r->Get(&q->device) &&
-        r->GetString(&q->group) && r->Get(&q->group_size) && r->Get(&q->numbering_epoch) &&
-        r->Get(&q->waited_microseconds))) {
-    return false;
+  if (!DecodeMessage(r, q)) return false;
+  if (q->shape.size() > kMaxTensorDims) {
+    return r->Fail("shape of '" + q->name + "' has " + std::to_string(q->shape.size()) +
+                   " dimensions; at most " + std::to_string(kMaxTensorDims) + " are allowed");
   }
   if (q->waited_microseconds < 0) return r->Fail("negative waiting time of '" + q->name + "'");
   for (int64_t d : q->shape) {
     if (d < 0) return r->Fail("negative dimension in shape of '" + q->name + "'");
   }
   return true;
-}
-
-void EncodeResponse(const Response& p, ByteWriter* w) {
-  w->Put<uint8_t>(static_cast<uint8_t>(p.kind));
-  w->Put<uint8_t>(static_cast<uint8_t>(p.op));
-  w->Put<uint32_t>(static_cast<uint32_t>(p.names.size()));
-  for (const auto& n : p.names) w->PutString(n);
-  w->PutString(p.error_message);
-  w->Put<uint8_t>(static_cast<uint8_t>(p.dtype));
-  w->Put<uint8_t>(static_cast<uint8_t>(p.reduce_op));
-  w->Put<double>(p.prescale);
-  w->Put<double>(p.postscale);
-  w->Put<int32_t>(p.root);
-  w->Put<int32_t>(p.device);
-  w->PutInts(p.first_dims);
-  w->PutInts(p.tensor_sizes);
-  w->Put<uint8_t>(p.with_joined ? 1 : 0);
-}
-
-bool DecodeResponse(ByteReader* r, Response* p) {
-  uint32_t num_names;
-  if (!(r->GetEnum(&p->kind, 2) && r->GetEnum(&p->op, kNumOpTypes) &&
-        r->GetCount(&num_names, sizeof(uint32_t)))) {
-    return false;
-  }
-  p->names.resize(num_names);
-  for (auto& n : p->names) {
-    if (!r->GetString(&n)) return false;
-  }
-  return r->GetString(&p->error_message) && r->GetEnum(&p->dtype, kNumDataTypes) &&
-         r->GetEnum(&p->reduce_op, kNumReduceOps) && r->Get(&p->prescale) &&
-         r->Get(&p->postscale) && r->Get(&p->root) && r->Get(&p->device) &&
-         r->GetInts(&p->first_dims, UINT32_MAX) && r->GetInts(&p->tensor_sizes, UINT32_MAX) &&
-         r->GetBool(&p->with_joined);
 }
 
 }  // namespace
@@ -185,7 +210,7 @@ std::string EncodeRequestList(const RequestList& list) {
   w.PutString(list.failure);
   w.Put<int32_t>(list.numbering_epoch);
   w.Put<uint32_t>(static_cast<uint32_t>(list.requests.size()));
-  for (const auto& r : list.requests) EncodeRequest(r, &w);
+  for (const auto& r : list.requests) EncodeMessage(r, &w);
   return w.Take();
 }
 
@@ -195,7 +220,7 @@ Status DecodeRequestList(const std::string& bytes, RequestList* list) {
   uint32_t n = 0;
   if (r.ExpectMagic(kRequestListMagic) && r.GetBool(&list->shutdown) &&
       r.GetString(&list->failure) && r.Get(&list->numbering_epoch) &&
-      r.GetCount(&n, kMinRequestBytes)) {
+      r.GetCount(&n, MinWireBytes<Request>())) {
     list->requests.resize(n);
     for (auto& q : list->requests) {
       if (!DecodeRequest(&r, &q)) break;
@@ -210,7 +235,7 @@ std::string EncodeResponseList(const ResponseList& list) {
   w.Put<uint8_t>(list.shutdown ? 1 : 0);
   w.PutString(list.shutdown_reason);
   w.Put<uint32_t>(static_cast<uint32_t>(list.responses.size()));
-  for (const auto& p : list.responses) EncodeResponse(p, &w);
+  for (const auto& p : list.responses) EncodeMessage(p, &w);
   return w.Take();
 }
 
@@ -219,10 +244,10 @@ Status DecodeResponseList(const std::string& bytes, ResponseList* list) {
   *list = ResponseList();
   uint32_t n = 0;
   if (r.ExpectMagic(kResponseListMagic) && r.GetBool(&list->shutdown) &&
-      r.GetString(&list->shutdown_reason) && r.GetCount(&n, kMinResponseBytes)) {
+      r.GetString(&list->shutdown_reason) && r.GetCount(&n, MinWireBytes<Response>())) {
     list->responses.resize(n);
     for (auto& p : list->responses) {
-      if (!DecodeResponse(&r, &p)) break;
+      if (!DecodeMessage(&r, &p)) break;
     }
   }
   return r.Finish("response list");

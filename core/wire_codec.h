@@ -4,7 +4,7 @@
 
 #include "core/request.h"
 #include "core/response.h"
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

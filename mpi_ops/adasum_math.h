@@ -1,9 +1,10 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "core/data_type.h"
+#include "horde/data_type.h"
 
 namespace horde {
 namespace adasum {

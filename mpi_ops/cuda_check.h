@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 namespace mpi {

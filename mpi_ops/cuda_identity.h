@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "core/status.h"
 #include "core/tensor.h"
+#include "horde/status.h"
 
 namespace horde {
 namespace mpi {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/data_type.h"
 #include "core/reduce_identity.h"
+#include "horde/data_type.h"
 #include "mpi_ops/postscale.h"
 
 namespace horde {

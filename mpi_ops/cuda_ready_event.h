@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/ready_event.h"
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 namespace mpi {

@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "core/data_type.h"
+#include "horde/data_type.h"
 #include "mpi_ops/postscale.h"
 
 namespace horde {

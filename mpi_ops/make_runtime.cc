@@ -17,7 +17,8 @@ namespace mpi {
 
 namespace {
 
-std::unique_ptr<Runtime> RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& context) {
+Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& context,
+                   std::unique_ptr<Runtime>* runtime) {
   auto types = std::make_shared<MpiDatatypes>();
   auto ops = std::make_unique<OpRegistry>();
   auto timeline = std::make_shared<Timeline>();
@@ -34,8 +35,10 @@ std::unique_ptr<Runtime> RuntimeOver(const Config& config, const std::shared_ptr
   ops->Register(OpType::kAlltoall, std::make_unique<MpiAlltoall>(context));
   ops->Register(OpType::kReducescatter, std::make_unique<MpiReducescatter>(context, types));
   ops->Register(OpType::kBarrier, std::make_unique<MpiBarrier>(context));
-  return std::make_unique<Runtime>(config, context->topology(), std::make_unique<MpiTransport>(context),
-                                   std::move(ops), timeline);
+  HORDE_RETURN_IF_ERROR(ops->CheckEveryOpImplemented());
+  *runtime = std::make_unique<Runtime>(config, context->topology(),
+                                       std::make_unique<MpiTransport>(context), std::move(ops), timeline);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -47,8 +50,7 @@ Status MakeRuntime(const Status& parsed, const Config& config, std::unique_ptr<R
   Config agreed = config;
   MpiTransport transport(context);
   HORDE_RETURN_IF_ERROR(AgreeOnConfig(&transport, parsed, &agreed));
-  *runtime = RuntimeOver(agreed, context);
-  return Status::Ok();
+  return RuntimeOver(agreed, context, runtime);
 }
 
 Status MakeProcessSetRuntime(const Config& config, const std::vector<int>& ranks,
@@ -56,8 +58,8 @@ Status MakeProcessSetRuntime(const Config& config, const std::vector<int>& ranks
   std::shared_ptr<MpiContext> context;
   HORDE_RETURN_IF_ERROR(MpiContext::CreateForRanks(ranks, &context));
   runtime->reset();
-  if (context) *runtime = RuntimeOver(config, context);
-  return Status::Ok();
+  if (!context) return Status::Ok();
+  return RuntimeOver(config, context, runtime);
 }
 
 bool MpiThreadsSupported() {

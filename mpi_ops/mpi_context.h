@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
 #include "core/topology.h"
+#include "horde/status.h"
 
 namespace horde {
 namespace mpi {

@@ -2,8 +2,8 @@
 
 #include <mpi.h>
 
-#include "core/data_type.h"
-#include "core/status.h"
+#include "horde/data_type.h"
+#include "horde/status.h"
 
 namespace horde {
 namespace mpi {

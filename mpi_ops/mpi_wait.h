@@ -2,7 +2,7 @@
 
 #include <mpi.h>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 namespace mpi {

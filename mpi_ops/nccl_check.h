@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/operation_name.h"
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 namespace mpi {

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/status.h"
+#include "horde/status.h"
 #include "mpi_ops/mpi_context.h"
 
 namespace horde {

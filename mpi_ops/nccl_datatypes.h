@@ -2,8 +2,8 @@
 
 #include <nccl.h>
 
-#include "core/data_type.h"
 #include "core/response.h"
+#include "horde/data_type.h"
 #include "mpi_ops/postscale.h"
 
 namespace horde {

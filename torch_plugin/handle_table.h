@@ -6,8 +6,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "core/status.h"
 #include "core/tensor.h"
+#include "horde/status.h"
 
 namespace horde {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "core/status.h"
+#include "horde/status.h"
 
 namespace horde {
 

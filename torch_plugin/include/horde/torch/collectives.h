@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/data_type.h"
+#include "horde/data_type.h"
 #include "horde/process_set.h"
 #include "horde/torch/handle.h"
 

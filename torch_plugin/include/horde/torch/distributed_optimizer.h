@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/data_type.h"
+#include "horde/data_type.h"
 #include "horde/process_set.h"
 #include "horde/torch/handle.h"
 

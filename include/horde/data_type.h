@@ -1,11 +1,11 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 namespace horde {
 
-// Element types horde moves. The numeric values are part of the wire format.
+// Element types horde moves. The numeric values (of ReduceOp too) are part of the wire
+// format.
 enum class DataType : uint8_t {
   kUInt8 = 0,
   kInt8 = 1,
@@ -32,29 +32,9 @@ enum class ReduceOp : uint8_t {
 };
 constexpr int kNumReduceOps = 6;
 
-enum class OpType : uint8_t {
-  kAllreduce = 0,
-  kAllgather = 1,
-  kBroadcast = 2,
-  // A rank that has run out of data; completes when every rank has joined.
-  kJoin = 3,
-  // Rank r sends its rows [offset_j, offset_j + splits_j) to rank j.
-  kAlltoall = 4,
-  // Reduces every rank's tensor and leaves rank r its share of the first dimension.
-  kReducescatter = 5,
-  // Completes once every rank has reached it.
-  kBarrier = 6,
-};
-constexpr int kNumOpTypes = 7;
-
 int64_t DataTypeSize(DataType dtype);
 bool IsFloatingPoint(DataType dtype);
 const char* DataTypeName(DataType dtype);
 const char* ReduceOpName(ReduceOp op);
-const char* OpTypeName(OpType op);
-
-// Device id of host memory; GPU devices are numbered from 0.
-constexpr int32_t kCpuDevice = -1;
-std::string DeviceName(int32_t device);
 
 }  // namespace horde
