@@ -71,6 +71,7 @@ struct Supervisor {
   std::set<std::string> ran_ranks;  // remote hosts that ran ranks: their commits to remove
   std::optional<JobDirectory> dir;
   SshOptions ssh;                   // as every generation's JobSpec has them
+  bool omp_notice_given = false;
   sigset_t signals;                 // blocked; picked up here and by RunGeneration
   sigset_t old_mask;
 
@@ -167,6 +168,10 @@ struct Supervisor {
       std::vector<Host> hosts = WaitForSlots();
       JobSpec job = Generation(hosts, generation);
       ran_ranks.insert(job.ssh_hosts.begin(), job.ssh_hosts.end());
+      if (job.omp_threads_defaulted && !omp_notice_given) {
+        std::cerr << "horderun: " << OmpThreadsNotice(job) << std::endl;
+        omp_notice_given = true;
+      }
       MpiCommand command = BuildMpiCommand(mpi.flavor, job);
       std::cerr << "horderun: elastic generation " << generation << ": " << job.num_proc
                 << " rank(s) on " << FormatHostList(hosts) << std::endl;

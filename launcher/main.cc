@@ -73,6 +73,7 @@ int Run(const std::vector<std::string>& args) {
   JobSpec job = MakeJobSpec(options, env, ThisMachine());
   MpiInstall mpi = DetectMpi(env);
   MpiCommand command = BuildMpiCommand(mpi.flavor, job);
+  if (job.omp_threads_defaulted) std::cerr << "horderun: " << OmpThreadsNotice(job) << "\n";
   if (options.dry_run) return PrintDryRun(job, mpi, command, env), 0;
   if (!CheckHostsReachable(job, options, env)) return kUsageExitCode;
   if (!job.output_dir.empty()) CreateOutputDir(job.output_dir);
