@@ -10,7 +10,8 @@
 #      has it. After the cool-down hostB is ssh-checked again and the job grows back to 3;
 #      hostB's ranks get the newest commit by broadcast. Checked: the sizes 3, 1, 3, the
 #      same final weights on every rank, equal to tests/elastic/reference.py's replay.
-#   2. SIGINT to horderun mid-training (exit 130) and 3. a job that gives up
+#   2. SIGINT to horderun mid-training (exit 130), with an unreachable hostC in the
+#      discovery output (left out after its ssh check), and 3. a job that gives up
 #      (--reset-limit 0, exit 1).
 # After each: no process left on either host, and no job directory left on either tmpfs.
 # Prints the time from the SIGKILL to the first training step of the 1-rank generation.
@@ -125,13 +126,18 @@ echo "  from the SIGKILL to the first step of the 1-rank generation:" \
   "$(awk "BEGIN { printf \"%.1f\", $training_at - $killed_at }") s"
 expect_clean
 
-# --- 2. Ctrl-C: horderun stops every rank and removes the job directories
-echo "== SIGINT to horderun mid-training: exit code 130"
-start_job interrupt
+# --- 2. Ctrl-C: horderun stops every rank and removes the job directories; hostC,
+# discovered but unreachable, is left out after its ssh check
+echo "== hostC unreachable, left out; SIGINT to horderun mid-training: exit code 130"
+printf 'hostC:1\nhostA:1\nhostB:2\n' >"$T/hosts.txt"
+start_job interrupt --start-timeout 3
 wait_for interrupt '^step rank=2 size=3 gen=0 epoch=0 batch=3$' >/dev/null
 ls "$T"/shm-hostB/horde-elastic-*/commit.* >/dev/null || fail "no commit on hostB's tmpfs"
 kill -INT "$(horderun_pid)"
 finish_job interrupt 130
+expect_err interrupt '^horderun: cannot reach hostC over ssh .*; host hostC is left out from now on$'
+expect_err interrupt '^horderun: elastic generation 0: 3 rank\(s\) on hostA:1,hostB:2$'
+printf 'hostA:1\nhostB:2\n' >"$T/hosts.txt"
 expect_clean
 
 # --- 3. a job that gives up: the same
