@@ -67,7 +67,7 @@ struct Supervisor {
   int min_np, max_np;
   HostPool pool{machine.hostname, machine.addresses, options.blacklist_cooldown};
   std::vector<Host> discovered;
-  std::set<std::string> reachable;  // remote hosts whose ssh check passed since left out
+  std::set<std::string> reachable;  // remote hosts whose ssh check passed (since left out)
   std::set<std::string> ran_ranks;  // remote hosts that ran ranks: their commits to remove
   std::optional<JobDirectory> dir;
   SshOptions ssh;                   // as every generation's JobSpec has them
@@ -97,7 +97,7 @@ struct Supervisor {
     }
     while (true) {
       std::vector<Host> hosts = TakeSlots(pool.Usable(discovered), max_np);
-      JobSpec job = Generation(hosts, 0);
+      JobSpec job = Generation(hosts, 0);  // its ssh_hosts: those mpirun reaches over ssh
       std::vector<std::string> unchecked;
       for (const std::string& host : job.ssh_hosts) {
         if (!reachable.count(host)) unchecked.push_back(host);

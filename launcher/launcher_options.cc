@@ -67,8 +67,8 @@ std::string InterfaceNames(const std::string& value) {
 CooldownRange CooldownRangeOf(const std::string& value) {
   size_t space = value.find(' ');
   auto min = ParseNonNegativeInteger(value.substr(0, space), 86400 * 7);
-  auto max = space == std::string::npos ? std::nullopt
-                                        : ParseNonNegativeInteger(value.substr(space + 1), 86400 * 7);
+  std::optional<long long> max;
+  if (space != std::string::npos) max = ParseNonNegativeInteger(value.substr(space + 1), 86400 * 7);
   if (!min || !max || *min == 0 || *min > *max) {
     throw UsageError("--blacklist-cooldown-range expects two whole numbers of seconds, MIN MAX "
                      "with 1 <= MIN <= MAX <= 604800, got " + QuotedForMessage(value) +

@@ -47,9 +47,9 @@ start_job() {  # start_job OUT horderun-args...
 wait_for() {  # wait_for OUT REGEX
   local deadline=$((SECONDS + WAIT_S)) line
   while true; do
-    line=$(grep -m1 -E "$2" "$T/$1.out" || true)
+    line=$(grep -m1 -E "$2" "$T/$1.out" 2>/dev/null || true)
     [ -n "$line" ] && { echo "$line"; return; }
-    [ -e "$T/$1.code" ] && { cat "$T/$1.err" >&2; fail "the job ended before a line matching '$2'"; }
+    [ -e "$T/$1.code" ] && { cat "$T/$1.err" >&2; fail "the job ended before a '$2' line"; }
     [ "$SECONDS" -lt "$deadline" ] || { cat "$T/$1.err" >&2; fail "no line matching '$2'"; }
     sleep 0.1
   done
@@ -112,7 +112,8 @@ training_at=$(date +%s.%N)
 wait_for grow '^start rank=2 size=3 gen=2 ' >/dev/null
 finish_job grow 0
 expect_err grow '^horderun: elastic generation 0: 3 rank\(s\) on hostA:1,hostB:2$'
-expect_err grow '^horderun: reset 1: rank [12] on hostB failed \(exit code 137\); host hostB is left out for 8\.0 s \(--blacklist-cooldown-range\)'
+expect_err grow '^horderun: reset 1: rank [12] on hostB failed \(exit code 137\); host hostB '\
+'is left out for 8\.0 s \(--blacklist-cooldown-range\)'
 expect_err grow '^horderun: elastic generation 1: 1 rank\(s\) on hostA:1$'
 expect_err grow '^horderun: host hostB is back after its cool-down$'
 [ "$(grep -c '^horderun: checking ssh to hostB$' "$T/grow.err")" -eq 2 ] ||
@@ -135,7 +136,8 @@ wait_for interrupt '^step rank=2 size=3 gen=0 epoch=0 batch=3$' >/dev/null
 ls "$T"/shm-hostB/horde-elastic-*/commit.* >/dev/null || fail "no commit on hostB's tmpfs"
 kill -INT "$(horderun_pid)"
 finish_job interrupt 130
-expect_err interrupt '^horderun: cannot reach hostC over ssh .*; host hostC is left out from now on$'
+expect_err interrupt \
+  '^horderun: cannot reach hostC over ssh .*; host hostC is left out from now on$'
 expect_err interrupt '^horderun: elastic generation 0: 3 rank\(s\) on hostA:1,hostB:2$'
 printf 'hostA:1\nhostB:2\n' >"$T/hosts.txt"
 expect_clean
@@ -148,7 +150,8 @@ wait_for give-up '^step rank=2 size=3 gen=0 epoch=0 batch=3$' >/dev/null
 ls "$T"/shm-hostB/horde-elastic-*/commit.* >/dev/null || fail "no commit on hostB's tmpfs"
 kill -KILL "$victim"
 finish_job give-up 1
-expect_err give-up '^horderun: giving up: rank 2 on hostB failed \(exit code 137\); host hostB is left out from now on, and the job was already reset 0 time\(s\) \(--reset-limit 0\)$'
+expect_err give-up '^horderun: giving up: rank 2 on hostB failed \(exit code 137\); host hostB '\
+'is left out from now on, and the job was already reset 0 time\(s\) \(--reset-limit 0\)$'
 expect_clean
 
 echo "== elastic multi-host test passed"

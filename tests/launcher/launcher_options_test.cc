@@ -142,8 +142,9 @@ TEST(LauncherOptions, BlacklistCooldownRangeTakesTwoWordsAsHorovodsDoes) {
                      " <= 604800, got '100 10': e.g. --blacklist-cooldown-range 10 100");
   EXPECT_USAGE_ERROR(ParseOptions({"--host-discovery-script", "d",
                                    "--blacklist-cooldown-range=10", "x"}), expected);
-  EXPECT_USAGE_ERROR(ParseOptions({"--blacklist-cooldown-range", "1"}),
-                     "--blacklist-cooldown-range needs a value: --blacklist-cooldown-range MIN MAX");
+  EXPECT_USAGE_ERROR(
+      ParseOptions({"--blacklist-cooldown-range", "1"}),
+      "--blacklist-cooldown-range needs a value: --blacklist-cooldown-range MIN MAX");
   EXPECT_USAGE_ERROR(ParseOptions({"--blacklist-cooldown-range", "1", "2", "x"}),
                      "are for elastic jobs: add --host-discovery-script SCRIPT");
 }
