@@ -13,6 +13,7 @@
 #include "launcher/elastic_hosts.h"
 #include "launcher/host_discovery.h"
 #include "launcher/mpi_command.h"
+#include "launcher/rank_exit.h"
 #include "launcher/shell_words.h"
 #include "launcher/ssh_check.h"
 
@@ -72,6 +73,7 @@ struct Supervisor {
   std::optional<JobDirectory> dir;
   SshOptions ssh;                   // as every generation's JobSpec has them
   bool omp_notice_given = false;
+  std::string self_path = std::filesystem::read_symlink("/proc/self/exe").string();
   sigset_t signals;                 // blocked; picked up here and by RunGeneration
   sigset_t old_mask;
 
@@ -147,6 +149,9 @@ struct Supervisor {
     ssh = job.ssh;
     job.set_env.push_back({"HORDE_ELASTIC_DIR", dir->path()});
     job.set_env.push_back({"HORDE_ELASTIC_GENERATION", std::to_string(generation)});
+    // Every rank runs under this horderun's exit wrapper, found at the same path on
+    // every host, as the ranks' Python is.
+    job.command.insert(job.command.begin(), {self_path, kRankExitWrapperFlag});
     return job;
   }
 

@@ -89,10 +89,11 @@ pid_of() {  # pid_of OUT GEN RANK: the pid a rank reported in its start line
   wait_for "$1" "^start rank=$3 size=[0-9]+ gen=$2 " | sed -E 's/.* pid=([0-9]+).*/\1/'
 }
 
-horderun_pid() {  # horderun's pid on hostA (started by this test)
+horderun_pid() {  # horderun's pid on hostA (started by this test), not its ranks' wrappers
   local pid
   for pid in $(ip netns pids "$NS_A"); do
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = horderun ] && echo "$pid"
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = horderun ] &&
+      ! tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- --rank-exit-wrapper && echo "$pid"
   done
 }
 
@@ -114,6 +115,7 @@ finish_job grow 0
 expect_err grow '^horderun: elastic generation 0: 3 rank\(s\) on hostA:1,hostB:2$'
 expect_err grow '^horderun: reset 1: rank [12] on hostB failed \(exit code 137\); host hostB '\
 'is left out for 8\.0 s \(--blacklist-cooldown-range\)'
+expect_err grow '^horde rank [12] on hostB: killed by signal 9$'   # its exit wrapper's line
 expect_err grow '^horderun: elastic generation 1: 1 rank\(s\) on hostA:1$'
 expect_err grow '^horderun: host hostB is back after its cool-down$'
 [ "$(grep -c '^horderun: checking ssh to hostB$' "$T/grow.err")" -eq 2 ] ||

@@ -4,6 +4,7 @@
 
 #include "launcher/elastic_generation.h"
 #include "launcher/elastic_hosts.h"
+#include "launcher/rank_exit.h"
 
 namespace horde::launcher {
 namespace {
@@ -55,6 +56,13 @@ TEST(ElasticGeneration, FindsTheFailedRankInOpenMpi5sOutput) {  // PRRTE, as 5.0
   EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1,1]"), 1);
   EXPECT_EQ(FailedRankIn("process rank 2 with PID 21 on node vm exited on its own"), std::nullopt);
   EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1]"), std::nullopt);
+}
+
+TEST(ElasticGeneration, FindsTheFailedRankInItsExitWrappersLine) {
+  EXPECT_EQ(FailedRankInExitLine("horde rank 2 on hostB: killed by signal 9"), 2);
+  EXPECT_EQ(FailedRankInExitLine("[1,3]<stderr>:horde rank 3 on vm: exit code 1"), 3);
+  EXPECT_EQ(FailedRankInExitLine("horde rank ? on vm: exit code 1"), std::nullopt);
+  EXPECT_EQ(FailedRankInExitLine("horde rank 2 on vm: exit code 1 and more"), std::nullopt);
 }
 
 TEST(ElasticHosts, ALocalFailureWithholdsOneSlotARemoteOneTheHost) {
