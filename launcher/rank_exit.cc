@@ -50,10 +50,17 @@ bool IsFailure(int status) {
 
 int RunRankExitWrapper(const std::vector<std::string>& command) {
   if (command.empty()) return 127;
+  // Blocked until child_pid is set, so that no signal that comes meanwhile is lost.
+  sigset_t forwarded, old_mask;
+  sigemptyset(&forwarded);
   struct sigaction action = {};
   action.sa_handler = Forward;
   sigemptyset(&action.sa_mask);
-  for (int signal : kForwarded) sigaction(signal, &action, nullptr);
+  for (int signal : kForwarded) {
+    sigaddset(&forwarded, signal);
+    sigaction(signal, &action, nullptr);
+  }
+  sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return 127;
@@ -61,6 +68,7 @@ int RunRankExitWrapper(const std::vector<std::string>& command) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(128 + SIGKILL);
     for (int signal : kForwarded) ::signal(signal, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     std::vector<char*> argv;
     for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
     argv.push_back(nullptr);
@@ -68,11 +76,13 @@ int RunRankExitWrapper(const std::vector<std::string>& command) {
     _exit(127);
   }
   child_pid = pid;
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (IsFailure(status)) ReportFailure(status);
   if (!WIFSIGNALED(status)) return WEXITSTATUS(status);
+  // Dies of the same signal, so that mpirun reports the rank as it would without us.
   signal(WTERMSIG(status), SIG_DFL);
   sigset_t unblock;
   sigemptyset(&unblock);
