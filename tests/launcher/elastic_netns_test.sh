@@ -2,7 +2,7 @@
 # Elastic training across the two test hosts of netns_hosts.sh (network namespaces
 # joined by a veth pair, each with an sshd and its own /dev/shm). From hostA,
 #
-#   horderun -np 3 --min-np 1 --host-discovery-script D --blacklist-cooldown-range 4 8 ...
+#   horderun -np 3 --min-np 1 --host-discovery-script D --blacklist-cooldown-range 6 12 ...
 #
 # with D printing hostA:1 and hostB:2 throughout:
 #   1. SIGKILL of both ranks on hostB: the job goes on with 1 rank on hostA (hostB is
@@ -99,7 +99,9 @@ horderun_pid() {  # horderun's pid on hostA (started by this test), not its rank
 
 # --- 1. hostB's ranks killed: shrink to hostA, grow back after hostB's cool-down
 echo "== 3 ranks on hostA:1,hostB:2; both ranks on hostB SIGKILLed; 1 rank; hostB back: 3"
-start_job grow --blacklist-cooldown-range 4 8
+# hostB's first cool-down: 6 * 2 + U(0,1) * 6, kept within 12: 12 s, about twice what the
+# 1-rank generation takes to start here, so that it trains before hostB comes back.
+start_job grow --blacklist-cooldown-range 6 12
 victim1=$(pid_of grow 0 1)
 victim2=$(pid_of grow 0 2)
 wait_for grow '^step rank=0 size=3 gen=0 epoch=0 batch=3$' >/dev/null  # after commit 1
@@ -114,7 +116,7 @@ wait_for grow '^start rank=2 size=3 gen=2 ' >/dev/null
 finish_job grow 0
 expect_err grow '^horderun: elastic generation 0: 3 rank\(s\) on hostA:1,hostB:2$'
 expect_err grow '^horderun: reset 1: rank [12] on hostB failed \(exit code 137\); host hostB '\
-'is left out for 8\.0 s \(--blacklist-cooldown-range\)'
+'is left out for 12\.0 s \(--blacklist-cooldown-range\)'
 expect_err grow '^horde rank [12] on hostB: killed by signal 9$'   # its exit wrapper's line
 expect_err grow '^horderun: elastic generation 1: 1 rank\(s\) on hostA:1$'
 expect_err grow '^horderun: host hostB is back after its cool-down$'
