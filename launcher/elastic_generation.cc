@@ -11,6 +11,7 @@
 
 #include "launcher/child_process.h"
 #include "launcher/job_runner.h"
+#include "launcher/rank_exit.h"
 
 namespace horde::launcher {
 namespace {
@@ -51,14 +52,17 @@ class StderrTap {
     while (fd_ >= 0 && Clock::now() < deadline) Pump(std::chrono::milliseconds(100));
   }
 
-  std::optional<int> failed_rank() const { return failed_rank_; }
+  // The rank wrappers' lines are the record; mpirun's wording is the fallback.
+  std::optional<int> failed_rank() const { return wrapper_rank_ ? wrapper_rank_ : mpirun_rank_; }
 
  private:
   void Scan(const std::string& text) {
     partial_ += text;
     size_t newline;
     while ((newline = partial_.find('\n')) != std::string::npos) {
-      if (!failed_rank_) failed_rank_ = FailedRankIn(partial_.substr(0, newline));
+      std::string line = partial_.substr(0, newline);
+      if (!wrapper_rank_) wrapper_rank_ = FailedRankInExitLine(line);
+      if (!mpirun_rank_) mpirun_rank_ = FailedRankIn(line);
       partial_.erase(0, newline + 1);
     }
     if (partial_.size() > 65536) partial_.clear();  // no line of mpirun's is that long
@@ -66,7 +70,8 @@ class StderrTap {
 
   int fd_;
   std::string partial_;
-  std::optional<int> failed_rank_;
+  std::optional<int> wrapper_rank_;  // the first line of a rank's exit wrapper
+  std::optional<int> mpirun_rank_;   // the first rank mpirun names
 };
 
 // Stops the job's process group with `signal`, then SIGKILL after the grace period.

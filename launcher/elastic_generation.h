@@ -25,7 +25,7 @@ struct GenerationEnd {
     kCheckFailed,    // the periodic check threw (the discovery script failed)
   } kind = kFinished;
   int exit_code = 0;               // mpirun's
-  std::optional<int> failed_rank;  // as mpirun names it on stderr
+  std::optional<int> failed_rank;  // as its exit wrapper (rank_exit.h) or mpirun names it
   int stop_signal = 0;
   std::string message;  // kCheckFailed: why
 };

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "launcher/child_process.h"
@@ -12,6 +13,8 @@
 #include "launcher/elastic_hosts.h"
 #include "launcher/host_discovery.h"
 #include "launcher/mpi_command.h"
+#include "launcher/rank_exit.h"
+#include "launcher/shell_words.h"
 #include "launcher/ssh_check.h"
 
 namespace horde::launcher {
@@ -63,9 +66,14 @@ struct Supervisor {
   const LocalMachine& machine;
   const MpiInstall& mpi;
   int min_np, max_np;
-  HostPool pool{machine.hostname, machine.addresses};
+  HostPool pool{machine.hostname, machine.addresses, options.blacklist_cooldown};
   std::vector<Host> discovered;
-  std::set<std::string> reachable;  // hosts whose ssh check passed
+  std::set<std::string> reachable;  // remote hosts whose ssh check passed (since left out)
+  std::set<std::string> ran_ranks;  // remote hosts that ran ranks: their commits to remove
+  std::optional<JobDirectory> dir;
+  SshOptions ssh;                   // as every generation's JobSpec has them
+  bool omp_notice_given = false;
+  std::string self_path = std::filesystem::read_symlink("/proc/self/exe").string();
   sigset_t signals;                 // blocked; picked up here and by RunGeneration
   sigset_t old_mask;
 
@@ -80,10 +88,33 @@ struct Supervisor {
     }
   }
 
+  // The hosts a generation would run on now: discovered, usable, and the remote ones
+  // reachable over ssh. A remote host is checked when it is new, and again when it comes
+  // back after being left out; one that fails is left out (with a cool-down if set).
   std::vector<Host> Discover() {
     discovered = DiscoverHosts(options.host_discovery_script, options.slots_per_host,
                                kDiscoveryTimeout);
-    return TakeSlots(pool.Usable(discovered), max_np);
+    for (const std::string& host : pool.EndCooldowns(Clock::now())) {
+      std::cerr << "horderun: host " << host << " is back after its cool-down" << std::endl;
+    }
+    while (true) {
+      std::vector<Host> hosts = TakeSlots(pool.Usable(discovered), max_np);
+      JobSpec job = Generation(hosts, 0);  // its ssh_hosts: those mpirun reaches over ssh
+      std::vector<std::string> unchecked;
+      for (const std::string& host : job.ssh_hosts) {
+        if (!reachable.count(host)) unchecked.push_back(host);
+      }
+      if (unchecked.empty()) return hosts;
+      std::cerr << "horderun: checking ssh to " << JoinShellWords(unchecked) << std::endl;
+      auto failures = CheckSshReachability(unchecked, job.ssh, options.start_timeout_seconds,
+                                           FindProgram("ssh", env));
+      for (const SshFailure& failure : failures) {
+        std::cerr << "horderun: " << DescribeSshFailure(failure, job.ssh) << "; "
+                  << pool.Exclude(failure.host, Clock::now()) << std::endl;
+      }
+      for (const std::string& host : unchecked) reachable.insert(host);
+      for (const SshFailure& failure : failures) reachable.erase(failure.host);
+    }
   }
 
   // The hosts of the next generation, once they have --min-np slots.
@@ -110,30 +141,17 @@ struct Supervisor {
     }
   }
 
-  // Leaves out hosts that ssh cannot reach; false when some were.
-  bool CheckNewHosts(const JobSpec& job) {
-    std::vector<std::string> unchecked;
-    for (const std::string& host : job.ssh_hosts) {
-      if (!reachable.count(host)) unchecked.push_back(host);
-    }
-    if (unchecked.empty()) return true;
-    auto failures = CheckSshReachability(unchecked, job.ssh, options.start_timeout_seconds,
-                                         FindProgram("ssh", env));
-    for (const SshFailure& failure : failures) {
-      std::cerr << "horderun: " << DescribeSshFailure(failure, job.ssh) << "; left out\n";
-      pool.Exclude(failure.host);
-    }
-    for (const std::string& host : unchecked) reachable.insert(host);
-    return failures.empty();
-  }
-
-  JobSpec Generation(const std::vector<Host>& hosts, int generation, const std::string& dir) {
+  JobSpec Generation(const std::vector<Host>& hosts, int generation) {
     LauncherOptions fixed = options;
     fixed.hosts = hosts;
     fixed.num_proc = TotalSlots(hosts);
     JobSpec job = MakeJobSpec(fixed, env, machine);
-    job.set_env.push_back({"HORDE_ELASTIC_DIR", dir});
+    ssh = job.ssh;
+    job.set_env.push_back({"HORDE_ELASTIC_DIR", dir->path()});
     job.set_env.push_back({"HORDE_ELASTIC_GENERATION", std::to_string(generation)});
+    // Every rank runs under this horderun's exit wrapper, found at the same path on
+    // every host, as the ranks' Python is.
+    job.command.insert(job.command.begin(), {self_path, kRankExitWrapperFlag});
     return job;
   }
 
@@ -144,15 +162,21 @@ struct Supervisor {
     std::string host = HostOfRank(hosts, *end.failed_rank);
     std::string rank = "rank " + std::to_string(*end.failed_rank);
     if (host.empty()) return rank + " failed (" + what + ")";
-    return rank + " on " + host + " failed (" + what + "); " + pool.RecordFailure(host, discovered);
+    reachable.erase(host);  // checked again should it come back
+    return rank + " on " + host + " failed (" + what + "); " +
+           pool.RecordFailure(host, discovered, Clock::now());
   }
 
   int Run() {
-    JobDirectory dir;
+    dir.emplace();
     for (int resets = 0, generation = 0;; ++generation) {
       std::vector<Host> hosts = WaitForSlots();
-      JobSpec job = Generation(hosts, generation, dir.path());
-      if (!CheckNewHosts(job)) continue;
+      JobSpec job = Generation(hosts, generation);
+      ran_ranks.insert(job.ssh_hosts.begin(), job.ssh_hosts.end());
+      if (job.omp_threads_defaulted && !omp_notice_given) {
+        std::cerr << "horderun: " << OmpThreadsNotice(job) << std::endl;
+        omp_notice_given = true;
+      }
       MpiCommand command = BuildMpiCommand(mpi.flavor, job);
       std::cerr << "horderun: elastic generation " << generation << ": " << job.num_proc
                 << " rank(s) on " << FormatHostList(hosts) << std::endl;
@@ -173,6 +197,19 @@ struct Supervisor {
                 << "; restarting from the last commit" << std::endl;
     }
   }
+
+  // The job directory on the other hosts that ran ranks (tmpfs is their memory); this
+  // machine's goes with `dir`. After the job, whichever way it ended.
+  void RemoveRemoteDirectories() {
+    if (!dir || ran_ranks.empty()) return;
+    std::vector<std::string> hosts(ran_ranks.begin(), ran_ranks.end());
+    for (const SshFailure& failure :
+         RunOverSsh(hosts, ssh, options.start_timeout_seconds, FindProgram("ssh", env),
+                    {"rm", "-rf", "--", QuoteShellWord(dir->path())})) {
+      std::cerr << "horderun: could not remove " << dir->path() << " on " << failure.host
+                << ": " << failure.reason << std::endl;
+    }
+  }
 };
 
 }  // namespace
@@ -184,24 +221,22 @@ int RunElasticJob(const LauncherOptions& options, const Environment& env,
   Supervisor supervisor{options, env, machine, mpi, min_np,
                         options.max_np.value_or(std::max(np, min_np))};
   sigset_t& signals = supervisor.signals;
-  sigset_t& old_mask = supervisor.old_mask;
   sigemptyset(&signals);
   for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&signals, signal);
-  sigprocmask(SIG_BLOCK, &signals, &old_mask);
+  sigprocmask(SIG_BLOCK, &signals, &supervisor.old_mask);
+  int code = kGiveUpExitCode;
   try {
-    int code = supervisor.Run();
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return code;
+    code = supervisor.Run();
   } catch (const StopRequested& stop) {
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return 128 + stop.signal;
+    code = 128 + stop.signal;
   } catch (const ElasticError& error) {
     std::cerr << "horderun: " << error.what() << std::endl;
   } catch (const DiscoveryError& error) {
     std::cerr << "horderun: " << error.what() << std::endl;
   }
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  return kGiveUpExitCode;
+  supervisor.RemoveRemoteDirectories();
+  sigprocmask(SIG_SETMASK, &supervisor.old_mask, nullptr);
+  return code;
 }
 
 }  // namespace horde::launcher

@@ -16,9 +16,12 @@ namespace horde::launcher {
 // Each generation runs min(usable slots, --max-np) ranks, once at least --min-np are
 // usable (waiting up to --elastic-timeout). A host change seen by the discovery script
 // (run every second) makes every rank's next commit() raise HostsUpdatedInterrupt, the
-// ranks exit, and the next generation starts on the new hosts. Every reset prints one
-// line with its reason; after --reset-limit resets horderun gives up. Returns the exit
-// code: 0 when a generation finished, non-zero after a one-line reason otherwise.
+// ranks exit, and the next generation starts on the new hosts. A remote host is checked
+// over ssh before it first takes ranks, and again when it comes back after a failure
+// (--blacklist-cooldown-range; see HostPool). Every reset prints one line with its
+// reason; after --reset-limit resets horderun gives up. However the job ends, the job
+// directory is removed here and, over ssh, on every other host that ran ranks. Returns
+// the exit code: 0 when a generation finished, non-zero after a one-line reason otherwise.
 int RunElasticJob(const LauncherOptions& options, const Environment& env,
                   const LocalMachine& machine, const MpiInstall& mpi);
 

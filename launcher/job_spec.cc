@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstring>
 
+#include "launcher/elastic_hosts.h"
 #include "launcher/env_forwarding.h"
 #include "launcher/slurm.h"
 #include "launcher/usage_error.h"
@@ -95,7 +96,22 @@ std::vector<std::string> InterfaceAddresses() {
   return addresses;
 }
 
+// The most ranks one host runs: ranks fill hosts in order (--map-by slot), and a local
+// run has them all on this machine.
+int MostRanksPerHost(const JobSpec& job) {
+  if (job.host_source == HostSource::kLocal) return job.num_proc;
+  int most = 0;
+  for (const Host& host : TakeSlots(job.hosts, job.num_proc)) most = std::max(most, host.slots);
+  return most;
+}
+
 }  // namespace
+
+std::string OmpThreadsNotice(const JobSpec& job) {
+  return "OMP_NUM_THREADS is not set: every rank gets OMP_NUM_THREADS=1 (as with torchrun), "
+         "so that " + std::to_string(MostRanksPerHost(job)) + " ranks on one host do not "
+         "each start a thread per core; set it to tune";
+}
 
 LocalMachine ThisMachine() {
   LocalMachine machine;
@@ -124,6 +140,10 @@ JobSpec MakeJobSpec(const LauncherOptions& options, const Environment& env,
   job.ssh = {options.ssh_port, Absolute(options.ssh_identity_file, machine)};
   job.network_interface = options.network_interface;
   job.set_env = options.tuning_env;
+  if (!env.count("OMP_NUM_THREADS") && MostRanksPerHost(job) > 1) {
+    job.set_env.insert(job.set_env.begin(), {"OMP_NUM_THREADS", "1"});
+    job.omp_threads_defaulted = true;
+  }
   if (!options.network_interface.empty()) {
     job.set_env.push_back({"NCCL_SOCKET_IFNAME", options.network_interface});
   }

@@ -36,6 +36,7 @@ struct JobSpec {
   std::string network_interface;
   std::vector<std::string> forwarded_env;  // names of variables passed on as they are
   std::vector<EnvVar> set_env;             // variables horderun sets for every rank
+  bool omp_threads_defaulted = false;      // set_env has OMP_NUM_THREADS=1 from horderun
   std::vector<std::string> mpi_args;
   std::string output_dir;  // absolute; empty for output on the terminal
   // Open MPI 4.1's tagging misplaces tags when a line arrives in two pieces, so plain
@@ -43,6 +44,11 @@ struct JobSpec {
   bool tag_output = false;
   std::vector<std::string> command;
 };
+
+// torchrun's rule: when OMP_NUM_THREADS is not set and a host runs more than one rank,
+// every rank gets OMP_NUM_THREADS=1, or each would start a thread per core and the host
+// would run ranks x cores threads. The notice horderun prints then, one line.
+std::string OmpThreadsNotice(const JobSpec& job);
 
 // Hosts come from -H, else --hostfile, else the Slurm allocation, else this machine.
 // Throws UsageError on bad input: -np above the slots, an unreadable hostfile or key...

@@ -20,6 +20,7 @@ struct OptionSpec {
   std::string value_name;  // empty for a switch
   std::string help;
   Apply apply;
+  int words = 1;  // how many words the value takes; apply() gets them joined by a space
 };
 
 int PositiveInt(const std::string& flag, const std::string& value, long long max,
@@ -60,6 +61,20 @@ std::string InterfaceNames(const std::string& value) {
     start = end + 1;
   }
   return value;
+}
+
+// "MIN MAX": Horovod's --blacklist-cooldown-range, two whole numbers of seconds.
+CooldownRange CooldownRangeOf(const std::string& value) {
+  size_t space = value.find(' ');
+  auto min = ParseNonNegativeInteger(value.substr(0, space), 86400 * 7);
+  std::optional<long long> max;
+  if (space != std::string::npos) max = ParseNonNegativeInteger(value.substr(space + 1), 86400 * 7);
+  if (!min || !max || *min == 0 || *min > *max) {
+    throw UsageError("--blacklist-cooldown-range expects two whole numbers of seconds, MIN MAX "
+                     "with 1 <= MIN <= MAX <= 604800, got " + QuotedForMessage(value) +
+                     ": e.g. --blacklist-cooldown-range 10 100");
+  }
+  return {static_cast<int>(*min), static_cast<int>(*max)};
 }
 
 const std::vector<OptionSpec>& OptionSpecs() {
@@ -109,6 +124,10 @@ const std::vector<OptionSpec>& OptionSpecs() {
          if (!parsed) throw UsageError("--reset-limit expects a whole number from 0 to 1000000, got '" + v + "'");
          o.reset_limit = static_cast<int>(*parsed);
        }},
+      {{"--blacklist-cooldown-range"}, "MIN MAX",
+       "elastic: a failed host comes back after MIN..MAX s (default: never)",
+       [](LauncherOptions& o, const std::string& v) { o.blacklist_cooldown = CooldownRangeOf(v); },
+       2},
       {{"--slots-per-host"}, "S", "elastic: slots of a discovered host printed without ':slots' (1)",
        [](LauncherOptions& o, const std::string& v) {
          o.slots_per_host = PositiveInt("--slots-per-host", v, 1000000, "4");
@@ -165,11 +184,12 @@ std::optional<OptionSpec> FindSpec(const std::string& name) {
 
 // The elastic flags only make sense together, and the rank counts must be ordered.
 void CheckElastic(const LauncherOptions& options) {
-  bool elastic_flags = options.min_np || options.max_np || options.reset_limit;
+  bool elastic_flags =
+      options.min_np || options.max_np || options.reset_limit || options.blacklist_cooldown;
   if (!options.elastic()) {
     if (elastic_flags) {
-      throw UsageError("--min-np, --max-np and --reset-limit are for elastic jobs: add "
-                       "--host-discovery-script SCRIPT");
+      throw UsageError("--min-np, --max-np, --reset-limit and --blacklist-cooldown-range are "
+                       "for elastic jobs: add --host-discovery-script SCRIPT");
     }
     return;
   }
@@ -220,10 +240,10 @@ LauncherOptions ParseOptions(const std::vector<std::string>& args) {
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
     } else if (!spec->value_name.empty()) {
-      if (i + 1 == args.size()) {
+      if (i + spec->words >= args.size()) {
         throw UsageError(name + " needs a value: " + name + " " + spec->value_name);
       }
-      value = args[++i];
+      for (int word = 0; word < spec->words; ++word) value += (word ? " " : "") + args[++i];
     }
     spec->apply(options, value);
   }

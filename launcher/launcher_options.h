@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/elastic_hosts.h"
 #include "launcher/environment.h"
 #include "launcher/host_list.h"
 
@@ -36,6 +37,7 @@ struct LauncherOptions {
   int elastic_timeout_seconds = 600;
   std::optional<int> reset_limit;
   int slots_per_host = 1;
+  std::optional<CooldownRange> blacklist_cooldown;  // none: a failed host stays out
   bool elastic() const { return !host_discovery_script.empty(); }
 };
 

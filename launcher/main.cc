@@ -13,6 +13,7 @@
 #include "launcher/job_spec.h"
 #include "launcher/launcher_options.h"
 #include "launcher/mpi_command.h"
+#include "launcher/rank_exit.h"
 #include "launcher/ssh_check.h"
 #include "launcher/usage_error.h"
 #include "launcher/version.h"
@@ -73,6 +74,7 @@ int Run(const std::vector<std::string>& args) {
   JobSpec job = MakeJobSpec(options, env, ThisMachine());
   MpiInstall mpi = DetectMpi(env);
   MpiCommand command = BuildMpiCommand(mpi.flavor, job);
+  if (job.omp_threads_defaulted) std::cerr << "horderun: " << OmpThreadsNotice(job) << "\n";
   if (options.dry_run) return PrintDryRun(job, mpi, command, env), 0;
   if (!CheckHostsReachable(job, options, env)) return kUsageExitCode;
   if (!job.output_dir.empty()) CreateOutputDir(job.output_dir);
@@ -85,8 +87,12 @@ int Run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   using namespace horde::launcher;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == kRankExitWrapperFlag) {  // on a rank's host, not the user's
+    return RunRankExitWrapper(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   try {
-    return Run(std::vector<std::string>(argv + 1, argv + argc));
+    return Run(args);
   } catch (const UsageError& error) {
     std::cerr << "horderun: " << error.what() << "\n";
     return kUsageExitCode;

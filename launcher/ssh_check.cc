@@ -15,11 +15,23 @@ namespace {
 // Enough to check a large cluster quickly without running thousands of ssh at once.
 constexpr size_t kMaxParallel = 64;
 
-std::optional<SshFailure> CheckHost(const std::string& host, const SshOptions& ssh,
-                                    int timeout_seconds, const std::string& ssh_program) {
+std::vector<std::string> SshArgv(const std::string& host, const SshOptions& ssh,
+                                 int timeout_seconds, const std::string& ssh_program,
+                                 const std::vector<std::string>& remote) {
+  std::vector<std::string> argv = {ssh_program, "-o", "BatchMode=yes", "-o",
+                                   "ConnectTimeout=" + std::to_string(timeout_seconds)};
+  for (const std::string& arg : SshOptionArgs(ssh)) argv.push_back(arg);
+  argv.insert(argv.end(), {"--", host});
+  argv.insert(argv.end(), remote.begin(), remote.end());
+  return argv;
+}
+
+std::optional<SshFailure> RunOnHost(const std::string& host, const SshOptions& ssh,
+                                    int timeout_seconds, const std::string& ssh_program,
+                                    const std::vector<std::string>& remote) {
   CapturedRun run;
   try {
-    run = RunCaptured(SshCheckArgv(host, ssh, timeout_seconds, ssh_program),
+    run = RunCaptured(SshArgv(host, ssh, timeout_seconds, ssh_program, remote),
                       std::chrono::seconds(timeout_seconds));
   } catch (const std::system_error& error) {
     return SshFailure{host, std::string("cannot run ssh: ") + error.what()};
@@ -37,21 +49,23 @@ std::optional<SshFailure> CheckHost(const std::string& host, const SshOptions& s
 
 std::vector<std::string> SshCheckArgv(const std::string& host, const SshOptions& ssh,
                                       int timeout_seconds, const std::string& ssh_program) {
-  std::vector<std::string> argv = {ssh_program, "-o", "BatchMode=yes", "-o",
-                                   "ConnectTimeout=" + std::to_string(timeout_seconds)};
-  for (const std::string& arg : SshOptionArgs(ssh)) argv.push_back(arg);
-  argv.insert(argv.end(), {"--", host, "true"});
-  return argv;
+  return SshArgv(host, ssh, timeout_seconds, ssh_program, {"true"});
 }
 
 std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hosts,
                                              const SshOptions& ssh, int timeout_seconds,
                                              const std::string& ssh_program) {
+  return RunOverSsh(hosts, ssh, timeout_seconds, ssh_program, {"true"});
+}
+
+std::vector<SshFailure> RunOverSsh(const std::vector<std::string>& hosts, const SshOptions& ssh,
+                                   int timeout_seconds, const std::string& ssh_program,
+                                   const std::vector<std::string>& remote) {
   std::vector<std::optional<SshFailure>> results(hosts.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < hosts.size(); i = next++) {
-      results[i] = CheckHost(hosts[i], ssh, timeout_seconds, ssh_program);
+      results[i] = RunOnHost(hosts[i], ssh, timeout_seconds, ssh_program, remote);
     }
   };
   std::vector<std::thread> workers;

@@ -20,6 +20,14 @@ std::vector<SshFailure> CheckSshReachability(const std::vector<std::string>& hos
                                              const SshOptions& ssh, int timeout_seconds,
                                              const std::string& ssh_program);
 
+// Runs `ssh -o BatchMode=yes -o ConnectTimeout=T [-p P] [-i F] -- HOST REMOTE...` for all
+// hosts in parallel, each with `timeout_seconds`, and returns the hosts where it failed
+// (could not connect, or REMOTE exited non-zero) in their given order. ssh joins the
+// REMOTE words into one shell command on the host: quote them (QuoteShellWord).
+std::vector<SshFailure> RunOverSsh(const std::vector<std::string>& hosts, const SshOptions& ssh,
+                                   int timeout_seconds, const std::string& ssh_program,
+                                   const std::vector<std::string>& remote);
+
 // The reachability check's command for one host: ssh's options, then "--", then the
 // host and the remote command, so the host is never read as an option.
 std::vector<std::string> SshCheckArgv(const std::string& host, const SshOptions& ssh,

@@ -47,6 +47,8 @@ timeout 300 tests/launcher/multihost_netns_test.sh
 
 echo "== elastic: horderun generations with real SIGKILLs, host updates and failure modes"
 timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
+echo "== elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
+timeout 600 tests/launcher/elastic_netns_test.sh
 
 echo "== hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
 scripts/hardening.sh

@@ -120,6 +120,8 @@ def test_a_killed_rank_and_training_goes_on_with_two(tmp_path):
     assert re.search(r"horderun: reset 1: rank 2 on localhost failed \(exit code 137\); one slot "
                      r"of localhost \(this machine\) is withheld", err), err
     assert "horderun: elastic generation 1: 2 rank(s) on localhost:2" in err
+    # Named by its exit wrapper, not only by mpirun's message.
+    assert re.search(r"^horde rank 2 on \S+: killed by signal 9$", err, re.M), err
     commit = resumed_commit(job, 1)
     assert commit >= 1
     expected = replay([(3, commit), (2, None)], epochs=2, commit_every=2)

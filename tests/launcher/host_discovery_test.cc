@@ -4,6 +4,7 @@
 
 #include "launcher/elastic_generation.h"
 #include "launcher/elastic_hosts.h"
+#include "launcher/rank_exit.h"
 
 namespace horde::launcher {
 namespace {
@@ -57,15 +58,48 @@ TEST(ElasticGeneration, FindsTheFailedRankInOpenMpi5sOutput) {  // PRRTE, as 5.0
   EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1]"), std::nullopt);
 }
 
+TEST(ElasticGeneration, FindsTheFailedRankInItsExitWrappersLine) {
+  EXPECT_EQ(FailedRankInExitLine("horde rank 2 on hostB: killed by signal 9"), 2);
+  EXPECT_EQ(FailedRankInExitLine("[1,3]<stderr>:horde rank 3 on vm: exit code 1"), 3);
+  EXPECT_EQ(FailedRankInExitLine("horde rank ? on vm: exit code 1"), std::nullopt);
+  EXPECT_EQ(FailedRankInExitLine("horde rank 2 on vm: exit code 1 and more"), std::nullopt);
+}
+
 TEST(ElasticHosts, ALocalFailureWithholdsOneSlotARemoteOneTheHost) {
   HostPool pool("vm", {"10.1.1.1"});
   std::vector<Host> discovered = {{"localhost", 3}, {"node2", 2}};
-  pool.RecordFailure("localhost", discovered);
+  auto now = HostPool::Clock::now();
+  pool.RecordFailure("localhost", discovered, now);
   EXPECT_EQ(pool.Usable(discovered), (std::vector<Host>{{"localhost", 2}, {"node2", 2}}));
-  pool.RecordFailure("node2", discovered);
+  EXPECT_EQ(pool.RecordFailure("node2", discovered, now), "host node2 is left out from now on");
   EXPECT_EQ(pool.Usable(discovered), (std::vector<Host>{{"localhost", 2}}));
+  EXPECT_TRUE(pool.EndCooldowns(now + std::chrono::hours(24 * 365)).empty());
   // More slots reported for this machine than at the failure: they are usable again.
   EXPECT_EQ(pool.Usable({{"localhost", 4}}), (std::vector<Host>{{"localhost", 4}}));
+}
+
+// Horovod's cool-down: the n-th time, MIN * 2^n + U(0,1) * MIN seconds, within [MIN, MAX].
+TEST(ElasticHosts, ALeftOutHostComesBackAfterItsCooldownWhichDoubles) {
+  HostPool pool("vm", {}, CooldownRange{1, 5});
+  std::vector<Host> discovered = {{"node1", 1}, {"node2", 2}};
+  auto t0 = HostPool::Clock::now();
+  auto at = [&](double seconds) {
+    return t0 + std::chrono::duration_cast<HostPool::Clock::duration>(
+                    std::chrono::duration<double>(seconds));
+  };
+  EXPECT_NE(pool.RecordFailure("node2", discovered, t0).find("is left out for 2."),
+            std::string::npos);  // 2 to 3 s
+  EXPECT_EQ(pool.Usable(discovered), (std::vector<Host>{{"node1", 1}}));
+  EXPECT_TRUE(pool.EndCooldowns(at(1.99)).empty());
+  EXPECT_EQ(pool.EndCooldowns(at(3.01)), std::vector<std::string>{"node2"});
+  EXPECT_EQ(pool.Usable(discovered), discovered);
+  pool.Exclude("node2", at(10));  // second time: 4 to 5 s
+  EXPECT_TRUE(pool.EndCooldowns(at(13.99)).empty());
+  EXPECT_EQ(pool.EndCooldowns(at(15.01)), std::vector<std::string>{"node2"});
+  EXPECT_EQ(pool.Exclude("node2", at(20)),  // third time: 8 to 9 s, capped at MAX
+            "host node2 is left out for 5.0 s (--blacklist-cooldown-range)");
+  EXPECT_TRUE(pool.EndCooldowns(at(24.99)).empty());
+  EXPECT_EQ(pool.EndCooldowns(at(25)), std::vector<std::string>{"node2"});
 }
 
 TEST(ElasticHosts, TakesSlotsInOrderAndMapsRanksToHosts) {

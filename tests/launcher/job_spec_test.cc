@@ -88,6 +88,24 @@ TEST(JobSpec, EnvironmentAndInterface) {
   EXPECT_EQ(job.forwarded_env, (std::vector<std::string>{"PATH", "NCCL_DEBUG"}));
 }
 
+// torchrun's rule: OMP_NUM_THREADS=1 when unset and a host runs more than one rank.
+TEST(JobSpec, OmpNumThreadsIsOneWhenUnsetAndAHostRunsSeveralRanks) {
+  JobSpec job = Make({"-np", "3", "--log-level", "info", "x"});
+  EXPECT_TRUE(job.omp_threads_defaulted);
+  EXPECT_EQ(job.set_env, (std::vector<EnvVar>{{"OMP_NUM_THREADS", "1"},
+                                              {"HORDE_LOG_LEVEL", "info"}}));
+  EXPECT_EQ(OmpThreadsNotice(job),
+            "OMP_NUM_THREADS is not set: every rank gets OMP_NUM_THREADS=1 (as with torchrun), "
+            "so that 3 ranks on one host do not each start a thread per core; set it to tune");
+  EXPECT_TRUE(Make({"-np", "3", "-H", "a:1,b:2", "x"}).omp_threads_defaulted);
+  for (const JobSpec& untouched :
+       {Make({"-np", "2", "x"}, {{"OMP_NUM_THREADS", "4"}}), Make({"-np", "1", "x"}),
+        Make({"-np", "2", "-H", "a:1,b:1", "x"}), Make({"-np", "2", "-H", "a:1,b:2", "x"})}) {
+    EXPECT_FALSE(untouched.omp_threads_defaulted);
+    for (const EnvVar& var : untouched.set_env) EXPECT_NE(var.name, "OMP_NUM_THREADS");
+  }
+}
+
 TEST(JobSpec, PathsBecomeAbsolute) {
   std::string key = testing::TempDir() + "/horde_job_spec_key";
   std::ofstream(key) << "key\n";

@@ -129,6 +129,26 @@ TEST(LauncherOptions, NetworkInterfaceTakesInterfaceNamesOnly) {
                      "is not an interface name");
 }
 
+TEST(LauncherOptions, BlacklistCooldownRangeTakesTwoWordsAsHorovodsDoes) {
+  LauncherOptions options = ParseOptions(
+      {"--host-discovery-script", "d.sh", "--blacklist-cooldown-range", "10", "100", "x"});
+  ASSERT_TRUE(options.blacklist_cooldown);
+  EXPECT_EQ(options.blacklist_cooldown->min_seconds, 10);
+  EXPECT_EQ(options.blacklist_cooldown->max_seconds, 100);
+  EXPECT_EQ(options.command, Words{"x"});
+  const std::string expected = "--blacklist-cooldown-range expects two whole numbers of seconds";
+  EXPECT_USAGE_ERROR(ParseOptions({"--host-discovery-script", "d", "--blacklist-cooldown-range",
+                                   "100", "10", "x"}), expected + ", MIN MAX with 1 <= MIN <= MAX"
+                     " <= 604800, got '100 10': e.g. --blacklist-cooldown-range 10 100");
+  EXPECT_USAGE_ERROR(ParseOptions({"--host-discovery-script", "d",
+                                   "--blacklist-cooldown-range=10", "x"}), expected);
+  EXPECT_USAGE_ERROR(
+      ParseOptions({"--blacklist-cooldown-range", "1"}),
+      "--blacklist-cooldown-range needs a value: --blacklist-cooldown-range MIN MAX");
+  EXPECT_USAGE_ERROR(ParseOptions({"--blacklist-cooldown-range", "1", "2", "x"}),
+                     "are for elastic jobs: add --host-discovery-script SCRIPT");
+}
+
 TEST(LauncherOptions, HelpSaysMpiArgsAreATrustedPassThrough) {
   EXPECT_NE(HelpText().find("passed on unchecked (trusted)"), std::string::npos);
 }

@@ -41,7 +41,7 @@ class MpiCommandTest : public testing::Test {
 TEST_F(MpiCommandTest, OpenMpiLocalTagged) {
   EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-np", "2", "--tag-output", "python3", "-c", "print(1)"}),
             "mpirun --allow-run-as-root -np 2 -H localhost:2 --map-by slot --bind-to none "
-            "--tag-output -x PATH -x HORDE_LOG_LEVEL python3 -c 'print(1)'");
+            "--tag-output -x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 python3 -c 'print(1)'");
 }
 
 TEST_F(MpiCommandTest, OpenMpiLocalOversubscribedNotRoot) {
@@ -49,7 +49,7 @@ TEST_F(MpiCommandTest, OpenMpiLocalOversubscribedNotRoot) {
   user.is_root = false;
   EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-np", "3", "--output-filename", "logs", "x"}, user),
             "mpirun -np 3 -H localhost:2 --map-by slot --bind-to none --oversubscribe "
-            "--output-filename /work/logs -x PATH -x HORDE_LOG_LEVEL x");
+            "--output-filename /work/logs -x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 x");
 }
 
 TEST_F(MpiCommandTest, OpenMpiTwoHosts) {
@@ -57,14 +57,15 @@ TEST_F(MpiCommandTest, OpenMpiTwoHosts) {
             "mpirun --allow-run-as-root -np 4 -H hostA:2,hostB:2 --map-by slot --bind-to none "
             "--mca plm_rsh_args '-p 2222 -i " + key_ + "' "
             "--mca btl_tcp_if_include hnet0 --mca oob_tcp_if_include hnet0 "
-            "-x PATH -x HORDE_LOG_LEVEL -x HORDE_CYCLE_TIME=5 -x NCCL_SOCKET_IFNAME=hnet0 "
+            "-x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 -x HORDE_CYCLE_TIME=5 "
+            "-x NCCL_SOCKET_IFNAME=hnet0 "
             "--mca btl tcp,self python3 train.py --lr 0.1");
 }
 
 TEST_F(MpiCommandTest, OpenMpiNoSshOptionsWithoutRemoteHosts) {
   EXPECT_EQ(Build(MpiFlavor::kOpenMpi, {"-H", "hostA:2", "-p", "2222", "x"}),
             "mpirun --allow-run-as-root -np 2 -H hostA:2 --map-by slot --bind-to none "
-            "-x PATH -x HORDE_LOG_LEVEL x");
+            "-x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 x");
 }
 
 // Open MPI 5 (PRRTE): the same job in the options 5.0 does not deprecate.
@@ -72,7 +73,7 @@ TEST_F(MpiCommandTest, OpenMpiPrrteLocalTagged) {
   EXPECT_EQ(Build(MpiFlavor::kOpenMpiPrrte,
                   {"-np", "2", "--tag-output", "python3", "-c", "print(1)"}),
             "mpirun --allow-run-as-root -np 2 -H localhost:2 --map-by slot --bind-to none "
-            "--output tag -x PATH -x HORDE_LOG_LEVEL python3 -c 'print(1)'");
+            "--output tag -x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 python3 -c 'print(1)'");
 }
 
 TEST_F(MpiCommandTest, OpenMpiPrrteLocalOversubscribedNotRoot) {
@@ -80,7 +81,8 @@ TEST_F(MpiCommandTest, OpenMpiPrrteLocalOversubscribedNotRoot) {
   user.is_root = false;
   EXPECT_EQ(Build(MpiFlavor::kOpenMpiPrrte, {"-np", "3", "--output-filename", "logs", "x"}, user),
             "mpirun -np 3 -H localhost:2 --map-by slot:OVERSUBSCRIBE --bind-to none "
-            "--output dir=/work/logs,merge-stderr-to-stdout -x PATH -x HORDE_LOG_LEVEL x");
+            "--output dir=/work/logs,merge-stderr-to-stdout -x PATH -x HORDE_LOG_LEVEL "
+            "-x OMP_NUM_THREADS=1 x");
 }
 
 TEST_F(MpiCommandTest, OpenMpiPrrteTwoHosts) {
@@ -88,7 +90,8 @@ TEST_F(MpiCommandTest, OpenMpiPrrteTwoHosts) {
             "mpirun --allow-run-as-root -np 4 -H hostA:2,hostB:2 --map-by slot --bind-to none "
             "--prtemca plm_ssh_args '-p 2222 -i " + key_ + "' "
             "--mca btl_tcp_if_include hnet0 --prtemca oob_tcp_if_include hnet0 "
-            "-x PATH -x HORDE_LOG_LEVEL -x HORDE_CYCLE_TIME=5 -x NCCL_SOCKET_IFNAME=hnet0 "
+            "-x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 -x HORDE_CYCLE_TIME=5 "
+            "-x NCCL_SOCKET_IFNAME=hnet0 "
             "--mca btl tcp,self python3 train.py --lr 0.1");
 }
 
@@ -109,14 +112,14 @@ TEST_F(MpiCommandTest, OpenMpiPrrteEmitsNoDeprecatedOption) {
 TEST_F(MpiCommandTest, HydraLocalTagged) {
   EXPECT_EQ(Build(MpiFlavor::kHydra, {"-np", "3", "--tag-output", "python3", "-c", "print(1)"}),
             "mpirun -n 3 -hosts localhost:2 -bind-to none -prepend-rank "
-            "-genvlist PATH,HORDE_LOG_LEVEL python3 -c 'print(1)'");
+            "-genvlist PATH,HORDE_LOG_LEVEL -genv OMP_NUM_THREADS 1 python3 -c 'print(1)'");
 }
 
 TEST_F(MpiCommandTest, HydraTwoHosts) {
   EXPECT_EQ(Build(MpiFlavor::kHydra, TwoHosts()),
             "HYDRA_LAUNCHER_EXTRA_ARGS='-p 2222 -i " + key_ + "' "
             "mpirun -n 4 -hosts hostA:2,hostB:2 -bind-to none -iface hnet0 "
-            "-genvlist PATH,HORDE_LOG_LEVEL -genv HORDE_CYCLE_TIME 5 "
+            "-genvlist PATH,HORDE_LOG_LEVEL -genv OMP_NUM_THREADS 1 -genv HORDE_CYCLE_TIME 5 "
             "-genv NCCL_SOCKET_IFNAME hnet0 --mca btl tcp,self python3 train.py --lr 0.1");
 }
 

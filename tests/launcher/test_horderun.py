@@ -128,6 +128,25 @@ def test_tuning_flags_and_forwarded_variables_reach_every_rank():
                          "HORDE_LOG_LEVEL=error", "NCCL_DEBUG=WARN", "OMP_NUM_THREADS=3",
                          "HOROVOD_LOG_LEVEL=error"]:
             assert f"env rank={rank} {expected}" in run.stdout
+    assert "OMP_NUM_THREADS is not set" not in run.stderr
+
+
+@pytest.mark.parametrize("np, expected", [(2, "1"), (1, "<unset>")])
+def test_omp_num_threads_is_one_when_unset_and_ranks_share_a_host(np, expected):
+    """torchrun's rule, with its notice: several ranks on one host each starting a thread
+    per core would oversubscribe it."""
+    env = {name: value for name, value in os.environ.items() if name != "OMP_NUM_THREADS"}
+    run = horderun("-np", str(np), PYTHON, JOB, "env", "OMP_NUM_THREADS", env=env)
+    assert run.returncode == 0, run.stderr
+    assert sorted(re.findall(r"^env rank=\d+ OMP_NUM_THREADS=(.*)$", run.stdout, re.M)) == \
+        [expected] * np
+    notices = [line for line in run.stderr.splitlines() if "OMP_NUM_THREADS" in line]
+    if np == 1:
+        assert notices == []
+    else:
+        assert notices == ["horderun: OMP_NUM_THREADS is not set: every rank gets "
+                           "OMP_NUM_THREADS=1 (as with torchrun), so that 2 ranks on one host "
+                           "do not each start a thread per core; set it to tune"]
 
 
 def test_output_filename_writes_a_file_per_rank(tmp_path):
