@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "horde/status.h"
 #include "core/tensor.h"
 #include "mpi_ops/nccl_resources.h"
 
