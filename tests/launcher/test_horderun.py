@@ -184,8 +184,8 @@ def test_help_version_and_check_build():
     assert horderun("--version").stdout == f"horderun {horde.__version__}\n"
     report = horderun("--check-build")
     assert report.returncode == 0
-    assert re.search(r"^MPI: +(Open MPI [1-4]\S*|Open MPI [5-9]\S* \(PRRTE\)|MPICH \S+ \(Hydra\)) \(/",
-                     report.stdout, re.M), report.stdout
+    assert re.search(r"^MPI: +(Open MPI [1-4]\S*|Open MPI [5-9]\S* \(PRRTE\)"
+                     r"|MPICH \S+ \(Hydra\)) \(/", report.stdout, re.M), report.stdout
     assert re.search(rf"^horde: +{re.escape(horde.__version__)} "
                      r"\(MPI: yes, NCCL: (yes|no), CUDA: (yes|no)\)", report.stdout, re.M), \
         report.stdout

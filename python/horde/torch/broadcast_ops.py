@@ -43,7 +43,8 @@ def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
 def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
     """Starts overwriting ``tensor`` with root_rank's, in place; returns a handle."""
     return in_place(tensor, lambda work: _ops.broadcast_async(
-        work.detach(), work.detach(), int(root_rank), op_name(name), process_set_id_of(process_set)))
+        work.detach(), work.detach(), int(root_rank), op_name(name),
+        process_set_id_of(process_set)))
 
 
 def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
