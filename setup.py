@@ -13,6 +13,7 @@ libraries land in horde/torch/.
 """
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -21,6 +22,16 @@ from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def project_version():
+    """The version in CMakeLists.txt's project(): the one place the version is written."""
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        match = re.search(r"^project\(horde VERSION ([0-9.]+)", f.read(), re.M)
+    if match is None:
+        raise RuntimeError("CMakeLists.txt has no 'project(horde VERSION x.y.z' line; "
+                           "setup.py expects one and takes the version from it")
+    return match.group(1)
 
 
 class CMakeExtension(Extension):
@@ -54,7 +65,7 @@ class CMakeBuild(build_ext):
 
 setup(
     name="horde",
-    version="0.1.0",
+    version=project_version(),
     description="A Horovod-style distributed training runtime for PyTorch",
     package_dir={"": "python"},
     packages=find_packages("python"),

@@ -66,7 +66,7 @@ def one_recovery(tmp):
                             sys.executable, os.path.join(ROOT, "tests/elastic/elastic_train.py"),
                             "--epochs", "3", "--delay", "0.05"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    pid, killed, restarted = None, None, None
+    pid, killed = None, None
     for line in job.stdout:
         if pid is None and (m := re.match(r"start rank=2 size=3 gen=0 .* pid=(\d+)", line)):
             pid = int(m.group(1))
@@ -88,8 +88,9 @@ def recovery_time():
         with tempfile.TemporaryDirectory() as tmp:
             seconds, _ = one_recovery(tmp)
             times.append(seconds)
+    each = ", ".join(f"{t:.1f}" for t in times)
     print(f"recovery from a SIGKILLed rank (3 -> 2 ranks, kill to first step of the next "
-          f"generation): median {statistics.median(times):.1f} s ({', '.join(f'{t:.1f}' for t in times)})")
+          f"generation): median {statistics.median(times):.1f} s ({each})")
 
 
 if __name__ == "__main__":

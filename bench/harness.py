@@ -85,8 +85,11 @@ def session(part):
     if provided < 2:  # MPI_THREAD_SERIALIZED
         raise RuntimeError(f"MPI provides thread level {provided}; horde needs SERIALIZED")
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // LOCAL_SIZE))
-    rendezvous = os.path.join(os.environ.get("BENCH_RENDEZVOUS_DIR", "/tmp"),
-                              f"gloo.{part}.np{SIZE}")
+    if not os.environ.get("BENCH_RENDEZVOUS_DIR"):
+        # A fixed name under /tmp would be clobbered by another run at the same time.
+        raise RuntimeError("BENCH_RENDEZVOUS_DIR is not set: expected a directory that every "
+                           "rank can reach, made for this run (bench/run.sh makes one)")
+    rendezvous = os.path.join(os.environ["BENCH_RENDEZVOUS_DIR"], f"gloo.{part}.np{SIZE}")
     dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=RANK,
                             world_size=SIZE)
     try:

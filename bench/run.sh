@@ -48,6 +48,7 @@ part 2 allreduce_sweep.py
 part 2 gradient_sets.py
 part 2 training.py
 part 2 idle_cost.py
+part 2 process_set_threads.py
 if [[ -z $quick ]]; then
   part 4 allreduce_sweep.py
   part 4 gradient_sets.py

@@ -21,7 +21,7 @@ std::vector<T> WithAlternatives(T configured, std::vector<T> alternatives) {
 
 }  // namespace
 
-Autotuner::Autotuner(TunableParameters initial, double seconds_per_sample)
+Autotuner::Autotuner(const TunableParameters& initial, double seconds_per_sample)
     : thresholds_(WithAlternatives<int64_t>(initial.fusion_threshold_bytes,
                                             {1 << 20, 8 << 20, 32 << 20, 128 << 20})),
       cycle_times_(WithAlternatives<double>(initial.cycle_time_ms, {0.5, 2.0, 5.0})),

@@ -35,7 +35,7 @@ class Autotuner {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Autotuner(TunableParameters initial, double seconds_per_sample);
+  Autotuner(const TunableParameters& initial, double seconds_per_sample);
 
   // Opens the CSV log (truncating it) and writes its header.
   Status OpenLog(const std::string& path);

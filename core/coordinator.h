@@ -19,7 +19,8 @@ namespace horde {
 class Coordinator {
  public:
   // `names` says how messages name this runtime's ranks.
-  Coordinator(int world_size, int64_t fusion_threshold_bytes, StallSettings stall, RankNames names)
+  Coordinator(int world_size, int64_t fusion_threshold_bytes, const StallSettings& stall,
+              RankNames names)
       : table_(world_size),
         planner_(fusion_threshold_bytes),
         inspector_(stall, names),

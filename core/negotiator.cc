@@ -7,7 +7,7 @@
 
 namespace horde {
 
-Negotiator::Negotiator(Transport* transport, NegotiationSettings settings, Clock clock)
+Negotiator::Negotiator(Transport* transport, const NegotiationSettings& settings, Clock clock)
     : transport_(transport),
       stall_(settings.stall),
       clock_(std::move(clock)),

@@ -49,7 +49,7 @@ class Negotiator {
  public:
   using Clock = std::function<SteadyTime()>;
 
-  Negotiator(Transport* transport, NegotiationSettings settings,
+  Negotiator(Transport* transport, const NegotiationSettings& settings,
              Clock clock = [] { return std::chrono::steady_clock::now(); });
 
   Status RunRound(const RequestList& mine, ResponseList* out);

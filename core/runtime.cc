@@ -38,8 +38,8 @@ std::string CollectivePhaseName(OpType op) {
 
 Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> transport,
                  std::unique_ptr<OpRegistry> ops, std::shared_ptr<Timeline> timeline)
-    : config_(config),
-      topology_(topology),
+    : config_(std::move(config)),
+      topology_(std::move(topology)),
       transport_(std::move(transport)),
       ops_(std::move(ops)),
       timeline_(timeline ? std::move(timeline) : std::make_shared<Timeline>()),

@@ -40,7 +40,7 @@ class StallInspector {
   };
 
   // Reports name ranks by `names`.
-  explicit StallInspector(StallSettings settings, RankNames names = RankNames())
+  explicit StallInspector(const StallSettings& settings, RankNames names = RankNames())
       : settings_(settings), names_(std::move(names)) {}
 
   // A request submitted at `submitted` entered the table: look again when it could

@@ -55,8 +55,8 @@ def evaluate(model, images, labels):
     model.eval()
     with torch.no_grad():
         correct = (model(images).argmax(1) == labels).sum()
-    totals = hvd.allreduce(torch.stack([correct.double(), torch.tensor(len(labels), dtype=torch.float64)]),
-                           op=hvd.Sum, name="eval.totals")
+    counts = torch.stack([correct.double(), torch.tensor(len(labels), dtype=torch.float64)])
+    totals = hvd.allreduce(counts, op=hvd.Sum, name="eval.totals")
     model.train()
     return (totals[0] / totals[1]).item()
 
@@ -100,7 +100,8 @@ def main():
         loss = average_across_ranks(epoch_loss / steps_per_epoch, name=f"epoch{epoch}.loss")
         accuracy = evaluate(model, test_x, test_y)
         if hvd.rank() == 0:
-            print(f"epoch {epoch + 1:2d}  loss {loss:.4f}  held-out accuracy {accuracy:.2%}", flush=True)
+            print(f"epoch {epoch + 1:2d}  loss {loss:.4f}  held-out accuracy {accuracy:.2%}",
+                  flush=True)
 
     if hvd.rank() == 0:
         directory = os.path.dirname(os.path.abspath(args.checkpoint))

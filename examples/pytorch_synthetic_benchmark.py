@@ -74,7 +74,8 @@ def main():
     # 95% interval of one iteration's rate, as Horovod's benchmark reports it.
     spread = 1.96 * statistics.pstdev(rates)
     log(f"Img/sec per {kind}: {mean:.1f} +-{spread:.1f}")
-    log(f"Total img/sec on {hvd.size()} {kind}(s): {hvd.size() * mean:.1f} +-{hvd.size() * spread:.1f}")
+    log(f"Total img/sec on {hvd.size()} {kind}(s): {hvd.size() * mean:.1f} "
+        f"+-{hvd.size() * spread:.1f}")
 
 
 if __name__ == "__main__":

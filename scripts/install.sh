@@ -21,6 +21,7 @@ packages_for() {
     python3-torchvision
     python3-matplotlib  # the timeline summary's --png chart
     openssh-client openssh-server iproute2  # horderun's ssh; its two-host test
+    clang-format flake8 cppcheck  # scripts/lint.sh
     clang  # scripts/hardening.sh: the wire codec fuzzer (libFuzzer), with...
   )
   case "$1" in

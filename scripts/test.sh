@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 # The install's CMake tree (build/python) also builds the C++ tests.
 HORDE_BUILD_TESTS=ON scripts/install.sh
 
+echo "== lint: clang-format, flake8, cppcheck (scripts/lint.sh)"
+scripts/lint.sh
+
 echo "== C++ tests (ctest)"
 ctest --test-dir build/python --output-on-failure --timeout 300
 

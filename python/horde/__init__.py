@@ -2,7 +2,8 @@
 
 import os as _os
 
-__version__ = "0.1.0"
+# Written by the build from CMakeLists.txt's project(VERSION) (python/CMakeLists.txt).
+from horde._version import __version__  # noqa: F401
 
 # The prefix to put on CMAKE_PREFIX_PATH for find_package(horde) in a C++ LibTorch
 # project, as torch.utils.cmake_prefix_path is for torch.

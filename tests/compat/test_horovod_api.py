@@ -97,8 +97,10 @@ def test_horovod_allreduce_prescale_postscale():
     hvd.init()
     size = hvd.size()
     tensor = torch.DoubleTensor(5).fill_(1.0)
-    assert torch.allclose(hvd.allreduce(tensor, op=hvd.Sum, prescale_factor=0.5), tensor * 0.5 * size)
-    assert torch.allclose(hvd.allreduce(tensor, op=hvd.Sum, postscale_factor=3.0), tensor * 3.0 * size)
+    assert torch.allclose(hvd.allreduce(tensor, op=hvd.Sum, prescale_factor=0.5),
+                          tensor * 0.5 * size)
+    assert torch.allclose(hvd.allreduce(tensor, op=hvd.Sum, postscale_factor=3.0),
+                          tensor * 3.0 * size)
 
 
 def test_horovod_allreduce_error_then_the_next_one_works():
@@ -148,7 +150,8 @@ def test_horovod_grouped_allreduce_forms():
     assert all(r is c for r, c in zip(result, copies))
     assert all(torch.allclose(c, t) for c, t in zip(copies, tensors))
     outputs = hvd.synchronize(hvd.grouped_allreduce_async(tensors, op=hvd.Sum))
-    assert type(outputs) is list and all(torch.allclose(o, t * size) for o, t in zip(outputs, tensors))
+    assert type(outputs) is list
+    assert all(torch.allclose(o, t * size) for o, t in zip(outputs, tensors))
     grads = [t.clone().requires_grad_() for t in tensors]
     for out in hvd.grouped_allreduce(grads, op=hvd.Sum):
         out.backward(torch.ones(17, 17))
@@ -250,7 +253,8 @@ def test_horovod_barrier_join_and_objects():
     assert hvd.barrier() is None
     last = hvd.join()
     assert type(last) is int and 0 <= last < hvd.size()
-    assert hvd.broadcast_object({"a": [1, 2]} if hvd.rank() == 0 else {}, root_rank=0) == {"a": [1, 2]}
+    sent = {"a": [1, 2]} if hvd.rank() == 0 else {}
+    assert hvd.broadcast_object(sent, root_rank=0) == {"a": [1, 2]}
     assert hvd.allgather_object(hvd.rank()) == list(range(hvd.size()))
 
 

@@ -48,7 +48,8 @@ def torch_optimizers():
     """As Horovod's test_broadcast_state: every torch.optim optimizer but LBFGS and
     SparseAdam, sorted so that every rank walks them in the same order."""
     found = [(c.__name__, c) for c in torch.optim.Optimizer.__subclasses__()
-             if c.__module__.startswith("torch.optim") and c not in (torch.optim.LBFGS, torch.optim.SparseAdam)]
+             if c.__module__.startswith("torch.optim")
+             and c not in (torch.optim.LBFGS, torch.optim.SparseAdam)]
     return sorted(found)
 
 

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/temp_dir.h"
+
 namespace horde {
 namespace {
 
@@ -19,7 +21,8 @@ double BytesPerSecond(const TunableParameters& p) {
 }
 
 TEST(Autotuner, SearchesEachParameterSettlesOnTheBestAndLogsEverySample) {
-  const std::string log = ::testing::TempDir() + "autotune.csv";
+  const test::TempDir dir;
+  const std::string log = dir.File("autotune.csv");
   Autotuner tuner({64 << 20, 1.0, true}, 1.0);
   ASSERT_TRUE(tuner.OpenLog(log).ok());
   EXPECT_EQ(tuner.Decode(tuner.choice()), (TunableParameters{64 << 20, 1.0, true}))

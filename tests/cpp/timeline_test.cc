@@ -9,6 +9,7 @@
 
 #include "tests/cpp/allocation_probe.h"
 #include "tests/cpp/json_reader.h"
+#include "tests/temp_dir.h"
 
 namespace horde {
 namespace {
@@ -30,8 +31,10 @@ struct Trace {
   int64_t dropped = -1;  // DROPPED_EVENTS' count
 };
 
+// In a directory of this test process's own, removed when the process exits.
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "horde_timeline_" + name + ".json";
+  static const test::TempDir dir;
+  return dir.File(name + ".json");
 }
 
 std::string ReadFile(const std::string& path) {
@@ -268,7 +271,7 @@ TEST(Timeline, StartingWhileStartedFinishesTheFirstFileAndSwitches) {
 }
 
 TEST(Timeline, AnUnwritablePathIsAnErrorNamingIt) {
-  const std::string bad = ::testing::TempDir() + "no_such_directory/timeline.json";
+  const std::string bad = TempPath("no_such_directory/timeline");
   Timeline timeline;
   Status status = timeline.Start(bad, false);
   ASSERT_FALSE(status.ok());

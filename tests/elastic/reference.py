@@ -37,7 +37,6 @@ def loss_fn(output, target):
 def replay(generations, epochs, commit_every):
     """`generations`: [(size, commit the next generation resumes from), ..., (size, None)].
     Returns the final weights (float64 list)."""
-    from horde.torch.elastic.sampler import partition
     data = make_data()
     model = make_model()
     optimizer = torch.optim.SGD(model.parameters(), lr=BASE_LR, momentum=0.9)

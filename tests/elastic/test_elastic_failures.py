@@ -1,9 +1,6 @@
 """How an elastic horderun gives up: each a one-line reason, a non-zero exit, within
 its time limit, and no rank left behind."""
 
-import os
-import sys
-
 import pytest
 
 from test_elastic_local import HORDERUN, PYTHON, Job, discovery_script
@@ -25,10 +22,11 @@ def run_job(tmp_path, args, command, discovery_text=None, script=None):
 
 
 def test_below_min_np_for_longer_than_the_elastic_timeout(tmp_path):
-    code, lines = run_job(tmp_path, ["-np", "2", "--elastic-timeout", "2"], SLEEPER, "localhost:1\n")
+    code, lines = run_job(tmp_path, ["-np", "2", "--elastic-timeout", "2"], SLEEPER,
+                          "localhost:1\n")
     assert code == 1
-    assert lines[-1] == ("horderun: only 1 usable slot(s) (localhost:1) for 2 s (--elastic-timeout), "
-                         "expected at least --min-np 2"), lines
+    assert lines[-1] == ("horderun: only 1 usable slot(s) (localhost:1) for 2 s "
+                         "(--elastic-timeout), expected at least --min-np 2"), lines
 
 
 def test_more_resets_than_the_reset_limit(tmp_path):

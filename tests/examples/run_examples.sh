@@ -4,9 +4,9 @@
 # synthetic benchmark must report a throughput.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out_dir=build/examples
-mkdir -p "$out_dir"
-rm -f "$out_dir/digits.pt"
+# The checkpoint goes to a folder of this run's own: two runs at once write different files.
+out_dir=$(mktemp -d)
+trap 'rm -rf "$out_dir"' EXIT
 
 digits=$(timeout 300 scripts/mpirun.sh -np 2 ${PYTHON:-.venv/bin/python} examples/pytorch_digits.py \
   --checkpoint "$out_dir/digits.pt")

@@ -37,7 +37,8 @@ def test_allgather_uneven_rows(hvd, device):
 def test_broadcast(hvd, device):
     x = torch.full((5,), float(hvd.rank()), device=device)
     root = hvd.size() - 1
-    assert torch.equal(hvd.broadcast(x, root_rank=root, name="bcast").cpu(), torch.full((5,), float(root)))
+    assert torch.equal(hvd.broadcast(x, root_rank=root, name="bcast").cpu(),
+                       torch.full((5,), float(root)))
 
 
 def test_alltoall(hvd, device):
@@ -53,7 +54,8 @@ def test_alltoall(hvd, device):
 def test_reducescatter(hvd, device):
     x = torch.arange(2 * hvd.size() + 1, dtype=torch.float32, device=device) * (hvd.rank() + 1)
     got = hvd.reducescatter(x, op=hvd.Sum, name="rs").cpu()
-    full = torch.arange(2 * hvd.size() + 1, dtype=torch.float32) * sum(r + 1 for r in range(hvd.size()))
+    full = (torch.arange(2 * hvd.size() + 1, dtype=torch.float32)
+            * sum(r + 1 for r in range(hvd.size())))
     rows = [len(part) for part in torch.tensor_split(torch.zeros(2 * hvd.size() + 1), hvd.size())]
     start = sum(rows[: hvd.rank()])
     assert torch.equal(got, full[start:start + rows[hvd.rank()]])
@@ -66,10 +68,13 @@ def test_200_tensors_of_mixed_sizes_and_dtypes(hvd, device, fused):
     tensors = []
     for i in range(200):
         n = int(torch.randint(1, 5000, (1,), generator=gen))
-        tensors.append((torch.arange(n, device=device) % 7 + hvd.rank()).to(dtypes[i % len(dtypes)]))
-    expected = [sum((t.cpu().double() - hvd.rank() + r) for r in range(hvd.size())) for t in tensors]
+        tensors.append(
+            (torch.arange(n, device=device) % 7 + hvd.rank()).to(dtypes[i % len(dtypes)]))
+    expected = [sum((t.cpu().double() - hvd.rank() + r) for r in range(hvd.size()))
+                for t in tensors]
     if fused:  # all in flight at once: the planner fuses them
-        handles = [hvd.allreduce_async_(t, op=hvd.Sum, name=f"mixed.f.{i}") for i, t in enumerate(tensors)]
+        handles = [hvd.allreduce_async_(t, op=hvd.Sum, name=f"mixed.f.{i}")
+                   for i, t in enumerate(tensors)]
         for h in handles:
             hvd.synchronize(h)
     else:

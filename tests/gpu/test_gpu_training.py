@@ -24,7 +24,8 @@ def small_cnn(hvd):
 def train_step(hvd, model, device, data, target, tag):
     model = model.to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    opt = hvd.DistributedOptimizer(opt, named_parameters=[(f"{tag}.{n}", p) for n, p in model.named_parameters()])
+    named = [(f"{tag}.{n}", p) for n, p in model.named_parameters()]
+    opt = hvd.DistributedOptimizer(opt, named_parameters=named)
     for _ in range(2):
         opt.zero_grad()
         loss = nn.functional.cross_entropy(model(data.to(device)), target.to(device))
@@ -43,7 +44,8 @@ def test_cnn_step_on_gpu_matches_cpu(hvd, device):
     mine = slice(4 * hvd.rank(), 4 * hvd.rank() + 4)
     model = small_cnn(hvd)
     on_gpu = train_step(hvd, copy.deepcopy(model), device, data[mine], target[mine], "gpu")
-    on_cpu = train_step(hvd, copy.deepcopy(model), torch.device("cpu"), data[mine], target[mine], "cpu")
+    on_cpu = train_step(hvd, copy.deepcopy(model), torch.device("cpu"), data[mine], target[mine],
+                        "cpu")
     for name in on_cpu:
         torch.testing.assert_close(on_gpu[name], on_cpu[name], rtol=1e-4, atol=1e-5, msg=name)
 
@@ -130,7 +132,8 @@ def test_sync_batch_norm_low_precision_on_gpu(hvd, device, dtype, module_dtype):
     grad = torch.randn(x.shape, generator=generator).to(dtype)
     sync, reference = batch_norm_pair(hvd, channels, device,
                                       torch.float32 if module_dtype == "float32" else dtype)
-    tol = {torch.float16: dict(rtol=2e-3, atol=2e-3), torch.bfloat16: dict(rtol=1e-2, atol=1e-2)}[dtype]
+    tol = {torch.float16: dict(rtol=2e-3, atol=2e-3),
+           torch.bfloat16: dict(rtol=1e-2, atol=1e-2)}[dtype]
     buffer_tol = dict(rtol=1e-3, atol=1e-4) if module_dtype == "float32" else tol
     check_against_reference(hvd, sync, reference, x, grad, mine, tol, buffer_tol,
                             f"sbn.gpu.{dtype}.{module_dtype}")

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "test_util.h"
+#include "tests/temp_dir.h"
 
 namespace horde::launcher {
 namespace {
@@ -52,7 +53,8 @@ TEST(Hostfile, NamesTheMalformedLine) {
 }
 
 TEST(Hostfile, ReadsAFileAndNamesAMissingOne) {
-  std::string path = testing::TempDir() + "/horde_hostfile_test";
+  const test::TempDir dir;
+  std::string path = dir.File("hostfile");
   std::ofstream(path) << "x slots=3\n";
   EXPECT_EQ(ReadHostfile(path), (Hosts{{"x", 3}}));
   std::remove(path.c_str());

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "test_util.h"
+#include "tests/temp_dir.h"
 
 namespace horde::launcher {
 namespace {
@@ -55,7 +56,8 @@ TEST(JobSpec, NpAboveTheSlotsIsAnError) {
 }
 
 TEST(JobSpec, HostfileGivesHosts) {
-  std::string path = testing::TempDir() + "/horde_job_spec_hosts";
+  const test::TempDir dir;
+  std::string path = dir.File("hosts");
   std::ofstream(path) << "# two nodes\nn1 slots=2\nn2 slots=2\n";
   JobSpec job = Make({"--hostfile", path, "x"});
   EXPECT_EQ(job.hosts, (std::vector<Host>{{"n1", 2}, {"n2", 2}}));
@@ -107,7 +109,8 @@ TEST(JobSpec, OmpNumThreadsIsOneWhenUnsetAndAHostRunsSeveralRanks) {
 }
 
 TEST(JobSpec, PathsBecomeAbsolute) {
-  std::string key = testing::TempDir() + "/horde_job_spec_key";
+  const test::TempDir dir;
+  std::string key = dir.File("key");
   std::ofstream(key) << "key\n";
   JobSpec job = Make({"-np", "1", "-i", key, "--output-filename", "logs", "-p", "2222", "x"});
   EXPECT_EQ(job.output_dir, "/home/me/work/logs");

@@ -3,13 +3,11 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <fstream>
 
 #include "launcher/shell_words.h"
 #include "test_util.h"
+#include "tests/temp_dir.h"
 
 namespace horde::launcher {
 namespace {
@@ -20,7 +18,6 @@ const Environment kEnv = {{"PATH", "/usr/bin"}, {"HOME", "/root"}, {"HORDE_LOG_L
 class MpiCommandTest : public testing::Test {
  protected:
   void SetUp() override { std::ofstream(key_) << "key\n"; }
-  void TearDown() override { std::remove(key_.c_str()); }
 
   std::string Build(MpiFlavor flavor, const std::vector<std::string>& args,
                     const LocalMachine& machine = kRootOnHostA) {
@@ -33,9 +30,8 @@ class MpiCommandTest : public testing::Test {
             "--mca btl tcp,self", "python3", "train.py", "--lr", "0.1"};
   }
 
-  // One per process: ctest runs each test in its own process, in parallel, and one
-  // test's TearDown must not remove the key another is reading.
-  std::string key_ = "/tmp/horde_mpi_command_test_key." + std::to_string(getpid());
+  const test::TempDir dir_;
+  const std::string key_ = dir_.File("key");
 };
 
 TEST_F(MpiCommandTest, OpenMpiLocalTagged) {
@@ -135,12 +131,11 @@ TEST_F(MpiCommandTest, HydraTakesOneInterface) {
 }
 
 TEST_F(MpiCommandTest, KeyPathWithASpaceCannotReachSsh) {
-  std::string spaced = "/tmp/horde key test." + std::to_string(getpid());
+  std::string spaced = dir_.File("a key");
   std::ofstream(spaced) << "key\n";
   for (MpiFlavor flavor : {MpiFlavor::kOpenMpi, MpiFlavor::kOpenMpiPrrte, MpiFlavor::kHydra}) {
     EXPECT_USAGE_ERROR(Build(flavor, {"-H", "far:1", "-i", spaced, "x"}), "contains a space");
   }
-  std::remove(spaced.c_str());
 }
 
 TEST_F(MpiCommandTest, ArgvKeepsWordsIntact) {

@@ -4,13 +4,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <unistd.h>
-
 #include <chrono>
-#include <filesystem>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include "tests/temp_dir.h"
 
 namespace horde::launcher {
 namespace {
@@ -37,9 +35,8 @@ TEST(SshCheck, NamesEachFailingHostWithSshsReason) {
 TEST(SshCheck, ChecksHostsInParallel) {
   // Each meet* host waits until all eight run at once: checked one after another, the
   // first would give up waiting.
-  std::string meet = testing::TempDir() + "/horde_fake_ssh_meet_" + std::to_string(getpid());
-  std::filesystem::remove_all(meet);
-  std::filesystem::create_directories(meet);
+  const test::TempDir dir;
+  const std::string& meet = dir.path();
   setenv("FAKE_SSH_MEET", meet.c_str(), 1);
   setenv("FAKE_SSH_MEET_COUNT", "8", 1);
   std::vector<std::string> hosts;
@@ -47,7 +44,6 @@ TEST(SshCheck, ChecksHostsInParallel) {
   auto failures = CheckSshReachability(hosts, {}, 30, FAKE_SSH);
   unsetenv("FAKE_SSH_MEET");
   unsetenv("FAKE_SSH_MEET_COUNT");
-  std::filesystem::remove_all(meet);
   EXPECT_TRUE(failures.empty()) << failures[0].reason;
 }
 
@@ -61,8 +57,8 @@ TEST(SshCheck, GivesUpOnAHostAfterTheTimeout) {
 }
 
 TEST(SshCheck, PassesBatchModeTimeoutPortAndKey) {
-  std::string log = testing::TempDir() + "/horde_fake_ssh_log";
-  std::remove(log.c_str());
+  const test::TempDir dir;
+  std::string log = dir.File("ssh_log");
   setenv("FAKE_SSH_LOG", log.c_str(), 1);
   CheckSshReachability({"far"}, {2222, "/keys/id"}, 7, FAKE_SSH);
   unsetenv("FAKE_SSH_LOG");
@@ -70,7 +66,6 @@ TEST(SshCheck, PassesBatchModeTimeoutPortAndKey) {
   logged << std::ifstream(log).rdbuf();
   // "--" ends ssh's options, so the host is read as the destination whatever its name.
   EXPECT_EQ(logged.str(), "-o BatchMode=yes -o ConnectTimeout=7 -p 2222 -i /keys/id -- far true\n");
-  std::remove(log.c_str());
 }
 
 TEST(SshCheck, DescribesTheFailureAndTheFix) {

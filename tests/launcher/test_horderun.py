@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+import horde
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "job.py")
 HORDERUN = os.environ.get("HORDERUN") or os.path.join(os.path.dirname(sys.executable),
@@ -198,13 +200,14 @@ def test_dry_run_inside_a_slurm_allocation():
 
 def test_help_version_and_check_build():
     assert "usage: horderun" in horderun("--help").stdout
-    assert horderun("--version").stdout == "horderun 0.1.0\n"
+    assert horderun("--version").stdout == f"horderun {horde.__version__}\n"
     report = horderun("--check-build")
     assert report.returncode == 0
-    assert re.search(r"^MPI: +(Open MPI [1-4]\S*|Open MPI [5-9]\S* \(PRRTE\)|MPICH \S+ \(Hydra\)) \(/",
-                     report.stdout, re.M), report.stdout
-    assert re.search(r"^horde: +0\.1\.0 \(MPI: yes, NCCL: (yes|no), CUDA: (yes|no)\)",
-                     report.stdout, re.M), report.stdout
+    assert re.search(r"^MPI: +(Open MPI [1-4]\S*|Open MPI [5-9]\S* \(PRRTE\)"
+                     r"|MPICH \S+ \(Hydra\)) \(/", report.stdout, re.M), report.stdout
+    assert re.search(rf"^horde: +{re.escape(horde.__version__)} "
+                     r"\(MPI: yes, NCCL: (yes|no), CUDA: (yes|no)\)", report.stdout, re.M), \
+        report.stdout
     assert re.search(r"^torch: +\d", report.stdout, re.M), report.stdout
 
 

@@ -60,8 +60,9 @@ def test_the_accepted_forms(tmp_path):
     """A dry run shows the names as given: a DNS name, IPv4 and bracketed IPv6."""
     key = tmp_path / "key"
     key.write_text("not a real key\n")
-    done = subprocess.run([HORDERUN, "--dry-run", "-np", "3", "-H", "node01:1,10.0.0.7:1,[fe80::7]:1",
-                           sys.executable, "-c", "pass"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([HORDERUN, "--dry-run", "-np", "3", "-H",
+                           "node01:1,10.0.0.7:1,[fe80::7]:1", sys.executable, "-c", "pass"],
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done
     assert "node01:1,10.0.0.7:1,[fe80::7]:1" in done.stdout, done.stdout
 

@@ -50,7 +50,8 @@ def rank_tensor(request):
     def make(rank, shape, dtype, low, high):
         generator = torch.Generator().manual_seed(test_seed * 1009 + rank)
         if dtype.is_floating_point:
-            values = torch.rand(shape, generator=generator, dtype=torch.float64) * (high - low) + low
+            values = (torch.rand(shape, generator=generator, dtype=torch.float64) * (high - low)
+                      + low)
         else:
             values = torch.randint(low, high, shape, generator=generator)
         return values.to(dtype)

@@ -3,7 +3,6 @@ DistributedOptimizer(op=hvd.Adasum), against a float64 numpy reference of Horovo
 recursive algorithm. Runs on 1, 2 and 4 ranks; on one rank Adasum is the identity.
 """
 
-import numpy as np
 import pytest
 import torch
 
@@ -73,7 +72,8 @@ def test_matches_the_reference(rank_tensor, dtype, shape):
     tensors = [rank_tensor(r, shape, dtype, -1, 1) for r in range(hvd.size())]
     result = hvd.allreduce(tensors[hvd.rank()], name=f"adasum.ref.{dtype}.{shape}", op=hvd.Adasum)
     assert result.dtype == dtype and result.shape == torch.Size(shape)
-    tolerance = dict(rtol=1e-5, atol=1e-6) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-12)
+    tolerance = (dict(rtol=1e-5, atol=1e-6) if dtype == torch.float32
+                 else dict(rtol=1e-12, atol=1e-12))
     torch.testing.assert_close(result, reference(tensors, dtype), **tolerance)
     assert_same_on_every_rank(result, f"adasum.ref.{dtype}.{shape}.check")
 
@@ -96,7 +96,8 @@ def test_prescale_and_postscale_apply_as_for_sum(rank_tensor):
 
 
 @pytest.mark.parametrize("dtype, value", [(torch.float16, 60000.0), (torch.bfloat16, 3e38),
-                                          (torch.float32, 3e38)], ids=["float16", "bfloat16", "float32"])
+                                          (torch.float32, 3e38)],
+                         ids=["float16", "bfloat16", "float32"])
 def test_values_near_the_type_limit_stay_finite(dtype, value):
     # Their squares overflow the type: dot products and combination run in float64.
     t = torch.tensor([value, -value, value / 2, 0.0], dtype=dtype)
@@ -117,7 +118,8 @@ def fusion_inputs(rank_tensor, rank):
     one_hot = torch.zeros(hvd.size(), 3, dtype=torch.float64)
     one_hot[rank] = rank + 1.0
     return [identical, one_hot, torch.tensor(0.5 + rank, dtype=torch.float64),
-            rank_tensor(rank, (5, 7), torch.float64, -1, 1), rank_tensor(rank * 7 + 1, (1,), torch.float64, -1, 1),
+            rank_tensor(rank, (5, 7), torch.float64, -1, 1),
+            rank_tensor(rank * 7 + 1, (1,), torch.float64, -1, 1),
             rank_tensor(rank * 7 + 2, (33,), torch.float64, -1, 1)]
 
 
@@ -125,9 +127,11 @@ def check_fusion_results(results, rank_tensor):
     per_rank = [fusion_inputs(rank_tensor, r) for r in range(hvd.size())]
     for i, result in enumerate(results):
         expected = reference([inputs[i] for inputs in per_rank])
-        torch.testing.assert_close(result, expected, rtol=1e-12, atol=1e-12, msg=lambda m: f"tensor {i}: {m}")
+        torch.testing.assert_close(result, expected, rtol=1e-12, atol=1e-12,
+                                   msg=lambda m: f"tensor {i}: {m}")
     assert torch.equal(results[0], per_rank[0][0])
-    assert torch.equal(results[1].sum(dim=1), torch.arange(1, hvd.size() + 1, dtype=torch.float64) * 3)
+    assert torch.equal(results[1].sum(dim=1),
+                       torch.arange(1, hvd.size() + 1, dtype=torch.float64) * 3)
 
 
 def test_grouped_allreduce_reduces_each_tensor_on_its_own(rank_tensor):
@@ -137,7 +141,8 @@ def test_grouped_allreduce_reduces_each_tensor_on_its_own(rank_tensor):
     # A group is released as one unit, so these small tensors share one fused buffer.
     assert hvd.runtime_stats()["fused_tensors"] - before["fused_tensors"] == len(inputs)
     check_fusion_results(results, rank_tensor)
-    separate = [hvd.allreduce(t, name=f"adasum.separate.{i}", op=hvd.Adasum) for i, t in enumerate(inputs)]
+    separate = [hvd.allreduce(t, name=f"adasum.separate.{i}", op=hvd.Adasum)
+                for i, t in enumerate(inputs)]
     for grouped, alone in zip(results, separate):
         torch.testing.assert_close(grouped, alone, rtol=1e-12, atol=1e-12)
 
@@ -158,7 +163,8 @@ def test_mixed_ops_in_one_burst_keep_their_own_reductions():
     # Adasum and Sum responses never share a fused buffer.
     t = torch.zeros(hvd.size(), dtype=torch.float32)
     t[hvd.rank()] = 2.0
-    handles = [hvd.allreduce_async(t, name=f"adasum.mixed.{i}", op=[hvd.Adasum, hvd.Sum, hvd.Average][i % 3])
+    handles = [hvd.allreduce_async(t, name=f"adasum.mixed.{i}",
+                                   op=[hvd.Adasum, hvd.Sum, hvd.Average][i % 3])
                for i in range(30)]
     for i, h in enumerate(handles):
         expected = torch.full((hvd.size(),), 2.0 if i % 3 < 2 else 2.0 / hvd.size())
@@ -192,7 +198,8 @@ def test_reducescatter_with_adasum_is_refused():
     with pytest.raises(ValueError, match="Adasum is not supported for reducescatter"):
         hvd.reducescatter(torch.ones(4, 2), name="adasum.reducescatter", op=hvd.Adasum)
     with pytest.raises(ValueError, match="Adasum is not supported for reducescatter"):
-        hvd.grouped_reducescatter([torch.ones(4, 2)], name="adasum.grouped_reducescatter", op=hvd.Adasum)
+        hvd.grouped_reducescatter([torch.ones(4, 2)], name="adasum.grouped_reducescatter",
+                                  op=hvd.Adasum)
     assert_collectives_work("adasum.after.reducescatter")
 
 
@@ -200,10 +207,11 @@ def test_reducescatter_with_adasum_is_refused():
 def test_a_process_set_of_three_ranks_is_refused_on_each_of_them(process_set):
     three = process_set([0, 1, 2])
     if three.included():
-        with pytest.raises(ValueError, match=r"Adasum needs a power-of-two number of ranks, but the "
-                                             r"process set has 3 ranks; expected 1, 2, 4, 8"):
+        with pytest.raises(ValueError, match=r"Adasum needs a power-of-two number of ranks, but "
+                                             r"the process set has 3 ranks; expected 1, 2, 4, 8"):
             hvd.allreduce(torch.ones(5), name="adasum.three", op=hvd.Adasum, process_set=three)
-        total = hvd.allreduce(torch.ones(2), name="adasum.three.after", op=hvd.Sum, process_set=three)
+        total = hvd.allreduce(torch.ones(2), name="adasum.three.after", op=hvd.Sum,
+                              process_set=three)
         assert torch.equal(total, torch.full((2,), 3.0))
     model = torch.nn.Linear(2, 1)
     with pytest.raises(ValueError, match="op=Adasum needs a power-of-two number of ranks"):
@@ -217,8 +225,10 @@ def test_a_process_set_of_two_ranks_reduces_among_them(process_set, rank_tensor)
     pair = process_set([1, 3])
     if pair.included():
         tensors = {r: rank_tensor(r, (9,), torch.float64, -1, 1) for r in (1, 3)}
-        result = hvd.allreduce(tensors[hvd.rank()], name="adasum.pair", op=hvd.Adasum, process_set=pair)
-        torch.testing.assert_close(result, reference([tensors[1], tensors[3]]), rtol=1e-12, atol=1e-12)
+        result = hvd.allreduce(tensors[hvd.rank()], name="adasum.pair", op=hvd.Adasum,
+                               process_set=pair)
+        torch.testing.assert_close(result, reference([tensors[1], tensors[3]]), rtol=1e-12,
+                                   atol=1e-12)
     assert_collectives_work("adasum.after.pair")
 
 
@@ -240,7 +250,8 @@ def loss_of(model, rank, batch=0):
     """The loss on `rank`'s `batch`: y = x.w + noise, different data on every rank."""
     generator = torch.Generator().manual_seed(1000 * batch + rank)
     x = torch.randn(8, 4, generator=generator)
-    y = x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]]) + 0.1 * torch.randn(8, 1, generator=generator)
+    y = (x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]])
+         + 0.1 * torch.randn(8, 1, generator=generator))
     return torch.nn.functional.mse_loss(model(x), y)
 
 
@@ -286,6 +297,7 @@ def test_optimizer_step_applies_the_adasum_of_the_local_deltas(kind):
 def test_optimizer_trains_a_model_identically_on_every_rank():
     model = make_model()
     optimizer = adasum_optimizer(model, OPTIMIZERS["momentum"])
+
     def global_loss():
         with torch.no_grad():
             return sum(loss_of(model, r).item() for r in range(hvd.size()))
@@ -305,7 +317,8 @@ def test_backward_passes_per_step_accumulate_before_the_delta():
     loss_of(model, hvd.rank(), 0).backward()
     loss_of(model, hvd.rank(), 1).backward()
     optimizer.step()
-    for p, expected in zip(model.parameters(), expected_after_step(start, OPTIMIZERS["sgd"], (0, 1))):
+    expected_parameters = expected_after_step(start, OPTIMIZERS["sgd"], (0, 1))
+    for p, expected in zip(model.parameters(), expected_parameters):
         torch.testing.assert_close(p.detach(), expected, rtol=1e-5, atol=1e-6)
     assert_same_on_every_rank(flat(model), "adasum.passes.check")
 
@@ -327,8 +340,8 @@ def test_a_parameter_unused_on_some_ranks_gets_the_others_delta():
     model = make_model()
     extra = torch.nn.Parameter(torch.tensor([0.5, -0.5]))
     start = extra.detach().clone()
-    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(list(model.parameters()) + [extra], lr=0.1),
-                                         op=hvd.Adasum)
+    optimizer = hvd.DistributedOptimizer(
+        torch.optim.SGD(list(model.parameters()) + [extra], lr=0.1), op=hvd.Adasum)
     loss = loss_of(model, hvd.rank())
     if hvd.rank() == 0:
         loss = loss + (extra ** 2).sum()

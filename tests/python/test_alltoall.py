@@ -47,7 +47,8 @@ def test_alltoall_uneven_splits(rank_tensor, dtype, trailing, splits_form):
     if splits_form == "tensor":
         splits = torch.tensor(splits, dtype=torch.int32)
     output, received = hvd.alltoall(tensors[hvd.rank()], splits=splits,
-                                    name=f"alltoall.{dtype_name(dtype)}.{len(trailing)}.{splits_form}")
+                                    name=(f"alltoall.{dtype_name(dtype)}.{len(trailing)}."
+                                          f"{splits_form}"))
     expected, expected_received = expected_alltoall(tensors, uneven_splits)
     assert output.dtype == dtype and output.shape == expected.shape
     assert torch.equal(output, expected)
@@ -67,7 +68,8 @@ def test_alltoall_async_synchronizes_to_output_and_received_splits(rank_tensor, 
     """As in Horovod, synchronize() gives (output, received_splits) with or without splits."""
     tensors = [rank_tensor(r, (hvd.size(),), torch.float64, -1, 1) for r in range(hvd.size())]
     splits = [1] * hvd.size() if with_splits else None
-    handle = hvd.alltoall_async(tensors[hvd.rank()], splits=splits, name=f"alltoall.async.{with_splits}")
+    handle = hvd.alltoall_async(tensors[hvd.rank()], splits=splits,
+                                name=f"alltoall.async.{with_splits}")
     output, received = hvd.synchronize(handle)
     expected, expected_received = expected_alltoall(tensors, lambda r: [1] * hvd.size())
     assert torch.equal(output, expected)
@@ -98,15 +100,20 @@ def assert_next_alltoall_works(name):
 # case -> (splits for a tensor of 2 * size() rows (or, for "indivisible", the rows), the
 # error's text)
 BAD_SPLITS = {
-    "too_few": (lambda n: [2] * (n - 1) + [], "splits has {short} entries; expected one per rank ({n})"),
+    "too_few": (lambda n: [2] * (n - 1) + [],
+                "splits has {short} entries; expected one per rank ({n})"),
     "too_many": (lambda n: [2] * n + [0], "splits has {long} entries; expected one per rank ({n})"),
     "negative": (lambda n: [-1] + [2] * (n - 2) + [5] if n > 1 else [-1],
                  "splits[0] is -1; splits must not be negative"),
-    "sum_too_small": (lambda n: [1] * n, "splits sum to {n}; expected the first dimension of the tensor, {rows}"),
-    "float_list": (lambda n: [2.0] * n, "splits must be a 1-D integer tensor or a list of ints, one per rank"),
-    "float_tensor": (lambda n: torch.full((n,), 2.0), "splits must be a 1-D integer tensor or a list of ints, one per rank"),
+    "sum_too_small": (lambda n: [1] * n,
+                      "splits sum to {n}; expected the first dimension of the tensor, {rows}"),
+    "float_list": (lambda n: [2.0] * n,
+                   "splits must be a 1-D integer tensor or a list of ints, one per rank"),
+    "float_tensor": (lambda n: torch.full((n,), 2.0),
+                     "splits must be a 1-D integer tensor or a list of ints, one per rank"),
     "matrix": (lambda n: torch.full((n, 1), 2), "got a 2-D torch.int64 tensor"),
-    "not_a_list": (lambda n: 2, "splits must be a 1-D integer tensor or a list of ints, one per rank; got 2"),
+    "not_a_list": (lambda n: 2,
+                   "splits must be a 1-D integer tensor or a list of ints, one per rank; got 2"),
 }
 
 

@@ -70,4 +70,5 @@ try:
 except ValueError as e:
     print("error:", e)
 """, env={"HORDE_AUTOTUNE": "1", "HORDE_AUTOTUNE_LOG": "/nonexistent-dir/tune.csv"})
-    assert "error: HORDE_AUTOTUNE_LOG: cannot open the autotune log '/nonexistent-dir/tune.csv'" in out, out
+    assert ("error: HORDE_AUTOTUNE_LOG: cannot open the autotune log "
+            "'/nonexistent-dir/tune.csv'") in out, out

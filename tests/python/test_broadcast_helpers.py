@@ -78,7 +78,8 @@ def test_broadcast_parameters_rejects_a_single_tensor():
 OPTIMIZERS = {
     "sgd_momentum": lambda params, r: torch.optim.SGD(params, lr=0.1 * (r + 1), momentum=0.9,
                                                       nesterov=r % 2 == 0),
-    "adam": lambda params, r: torch.optim.Adam(params, lr=0.01 * (r + 1), betas=(0.9, 0.99 - 0.01 * r)),
+    "adam": lambda params, r: torch.optim.Adam(params, lr=0.01 * (r + 1),
+                                               betas=(0.9, 0.99 - 0.01 * r)),
     # LBFGS keeps python ints and floats and lists of tensors in its state.
     "lbfgs": lambda params, r: torch.optim.LBFGS(params, lr=0.5, max_iter=2 + r, history_size=3),
 }
@@ -159,7 +160,8 @@ def test_broadcasting_a_fresh_adam_keeps_its_trajectory(wrapped):
     same data, so averaging changes the gradients by rounding only."""
     if wrapped and hvd.size() & (hvd.size() - 1):
         pytest.skip("averaging over a rank count that is not a power of two rounds the gradients, "
-                    "and Adam turns a rounded near-zero gradient into a full step of the other sign")
+                    "and Adam turns a rounded near-zero gradient into a full step of the other "
+                    "sign")
     model, twin = make_model(7), make_model(7)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     if wrapped:
@@ -208,7 +210,8 @@ def test_parameter_device_is_the_first_gpu_parameters():
 
 def test_parameter_device_is_the_cpu_without_gpu_parameters():
     model = make_model(1)
-    assert _parameter_device(torch.optim.Adam(model.parameters()).param_groups) == torch.device("cpu")
+    adam = torch.optim.Adam(model.parameters())
+    assert _parameter_device(adam.param_groups) == torch.device("cpu")
     assert _parameter_device([{"params": [FakeParam("cpu"), torch.zeros(1, device="meta")]}]) \
         == torch.device("cpu")
     assert _parameter_device([]) == torch.device("cpu")
@@ -307,7 +310,8 @@ def test_broadcast_optimizer_state_with_an_untrainable_parameter():
     class ModelNoGrad(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.a = torch.nn.Parameter(torch.tensor([1, 3], dtype=torch.int32), requires_grad=False)
+            self.a = torch.nn.Parameter(torch.tensor([1, 3], dtype=torch.int32),
+                                        requires_grad=False)
             self.b = torch.nn.Parameter(torch.rand(4))
 
         def forward(self, x):

@@ -58,7 +58,8 @@ def assert_matches(actual, expected):
     torch.testing.assert_close(actual, expected, **TOLERANCE.get(expected.dtype, {}))
 
 
-ALLREDUCE_CASES = [(dtype, shape, op_name) for dtype in DTYPES for shape in SHAPES for op_name in OPS
+ALLREDUCE_CASES = [(dtype, shape, op_name)
+                   for dtype in DTYPES for shape in SHAPES for op_name in OPS
                    if not (dtype == torch.bool and op_name == "Average")]
 
 
@@ -97,7 +98,8 @@ def test_allreduce_default_op_is_average(rank_tensor):
 def test_allreduce_average_flag(rank_tensor, average, op_name):
     tensors = contributions(rank_tensor, lambda r: (4,), torch.float32, -2.0, 2.0)
     with pytest.warns(DeprecationWarning):
-        result = hvd.allreduce(tensors[hvd.rank()], average=average, name=f"allreduce.average.{average}")
+        result = hvd.allreduce(tensors[hvd.rank()], average=average,
+                               name=f"allreduce.average.{average}")
     assert_matches(result, reduce_locally(tensors, op_name, torch.float32))
 
 
@@ -207,7 +209,8 @@ def test_broadcast_in_place_non_contiguous(rank_tensor, form):
     assert torch.equal(base, tensors[root])
 
 
-@pytest.mark.parametrize("form", ["allreduce_", "allreduce_async_", "broadcast_", "broadcast_async_"])
+@pytest.mark.parametrize("form",
+                         ["allreduce_", "allreduce_async_", "broadcast_", "broadcast_async_"])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_in_place_forms_return_their_argument(form, layout):
     """As in Horovod and torch's own in-place ops: the caller gets back its own tensor."""

@@ -35,10 +35,12 @@ DISAGREEMENTS = {
         torch.ones(4), name=name, op=hvd.Sum if r == 0 else hvd.Max), ("Sum", "Max")),
     "prescale": ("prescale factor", lambda r, name: hvd.allreduce_async(
         torch.ones(4), name=name, op=hvd.Sum, prescale_factor=1.0 if r == 0 else 2.0), ("1", "2")),
-    "op_type": ("operation", lambda r, name: hvd.allreduce_async(torch.ones(4), name=name, op=hvd.Sum)
+    "op_type": ("operation",
+                lambda r, name: hvd.allreduce_async(torch.ones(4), name=name, op=hvd.Sum)
                 if r == 0 else hvd.broadcast_async(torch.ones(4), 0, name=name),
                 ("allreduce", "broadcast")),
-    "root": ("root rank", lambda r, name: hvd.broadcast_async(torch.ones(4), 0 if r == 0 else 1, name=name),
+    "root": ("root rank",
+             lambda r, name: hvd.broadcast_async(torch.ones(4), 0 if r == 0 else 1, name=name),
              ("0", "1")),
     "allgather_shape": ("shape (all but the first dimension)", lambda r, name: hvd.allgather_async(
         torch.ones(2, 3 if r == 0 else 4), name=name), ("[*, 3]", "[*, 4]")),
@@ -209,7 +211,8 @@ def test_shutdown_fails_pending_operations(run_python):
             say(f"initialized after shutdown: {hvd.is_initialized()}")
         else:
             for step, run in (("pending", lambda: hvd.synchronize(handle)),
-                              ("next", lambda: hvd.allreduce(torch.ones(3), name="next", op=hvd.Sum))):
+                              ("next",
+                               lambda: hvd.allreduce(torch.ones(3), name="next", op=hvd.Sum))):
                 try:
                     run()
                     say(f"{step}: no error")

@@ -3,8 +3,6 @@ pending and later operations ("rank 1 failed: RuntimeError: boom"), and the job 
 within seconds with a non-zero exit code; a rank killed with SIGKILL mid-allreduce ends
 the job too, naming the rank. Each test starts its own 2-rank job (1-rank pass only)."""
 
-import os
-import signal
 import subprocess
 import sys
 import time

@@ -24,7 +24,8 @@ def test_burst_of_small_allreduces_is_fused():
     delta = stats_delta(before, hvd.runtime_stats())
 
     # Every rank executes the same responses in the same order, so the counts agree.
-    counts = torch.tensor([delta["responses_executed"], delta["fused_responses"], delta["fused_tensors"]])
+    counts = torch.tensor([delta["responses_executed"], delta["fused_responses"],
+                           delta["fused_tensors"]])
     assert torch.equal(hvd.allgather(counts.unsqueeze(0), name="fusion.counts"),
                        counts.repeat(hvd.size(), 1))
 
@@ -40,7 +41,8 @@ def test_burst_of_small_allreduces_is_fused():
     assert delta["fused_responses"] >= 1
     assert delta["fused_tensors"] >= 2
     assert delta["responses_executed"] < NUM_TENSORS
-    assert delta["responses_executed"] - delta["fused_responses"] + delta["fused_tensors"] == NUM_TENSORS
+    unfused = delta["responses_executed"] - delta["fused_responses"]
+    assert unfused + delta["fused_tensors"] == NUM_TENSORS
 
 
 def test_burst_with_mixed_signatures_is_reduced_correctly():

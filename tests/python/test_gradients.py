@@ -15,7 +15,8 @@ def weights_of_every_rank(rank_tensor, shape):
 
 
 def backward_through(collective, input_tensor, weights):
-    """Returns the gradient that reaches ``input_tensor`` from (collective(input) * weights).sum()."""
+    """Returns the gradient that reaches ``input_tensor`` from
+    (collective(input) * weights).sum()."""
     input_tensor = input_tensor.clone().requires_grad_(True)
     result = collective(input_tensor)
     (result * weights).sum().backward()
@@ -37,7 +38,8 @@ def test_allreduce_gradient_is_allreduce_of_gradients(rank_tensor, op_name, pres
 
 
 @pytest.mark.parametrize("op_name", ["Min", "Max", "Product"])
-def test_allreduce_gradient_with_min_max_product_is_that_allreduce_of_gradients(rank_tensor, op_name):
+def test_allreduce_gradient_with_min_max_product_is_that_allreduce_of_gradients(rank_tensor,
+                                                                                op_name):
     """Horovod's rule for every op: the gradient is the allreduce, with the same op, of the
     incoming gradients (not the derivative of min/max/product)."""
     op = getattr(hvd, op_name)
@@ -46,7 +48,8 @@ def test_allreduce_gradient_with_min_max_product_is_that_allreduce_of_gradients(
                             torch.ones(3, 2, dtype=DTYPE), weights[hvd.rank()])
     expected = weights[0]
     for w in weights[1:]:
-        expected = {"Min": torch.minimum, "Max": torch.maximum, "Product": torch.mul}[op_name](expected, w)
+        combine = {"Min": torch.minimum, "Max": torch.maximum, "Product": torch.mul}[op_name]
+        expected = combine(expected, w)
     torch.testing.assert_close(grad, expected)
 
 

@@ -39,7 +39,8 @@ def assert_member(result, expected, dtype):
         assert torch.equal(result, expected.to(dtype))
 
 
-FORMS = ["grouped_allreduce", "grouped_allreduce_", "grouped_allreduce_async", "grouped_allreduce_async_"]
+FORMS = ["grouped_allreduce", "grouped_allreduce_", "grouped_allreduce_async",
+         "grouped_allreduce_async_"]
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -75,8 +76,8 @@ def test_grouped_allreduce_in_place_non_contiguous(rank_tensor, form):
     if form == "grouped_allreduce_":
         results = hvd.grouped_allreduce_(mine, name=f"grouped.noncontig.{form}", op=hvd.Sum)
     else:
-        results = hvd.synchronize(hvd.grouped_allreduce_async_(mine, name=f"grouped.noncontig.{form}",
-                                                               op=hvd.Sum))
+        results = hvd.synchronize(hvd.grouped_allreduce_async_(
+            mine, name=f"grouped.noncontig.{form}", op=hvd.Sum))
     for i, result in enumerate(results):
         assert result is mine[i]
         torch.testing.assert_close(result, sum(every[r][i] for r in range(hvd.size())).t())
@@ -131,9 +132,10 @@ def test_group_goes_through_one_fused_response(rank_tensor, dtypes, responses):
     before = hvd.runtime_stats()
     hvd.grouped_allreduce(every[hvd.rank()], name=f"grouped.stats.{len(set(dtypes))}", op=hvd.Sum)
     delta = stats_delta(before, hvd.runtime_stats())
-    counts = torch.tensor([delta["responses_executed"], delta["fused_responses"], delta["fused_tensors"]])
-    assert torch.equal(hvd.allgather(counts.unsqueeze(0), name=f"grouped.stats.{len(set(dtypes))}.counts"),
-                       counts.repeat(hvd.size(), 1))
+    counts = torch.tensor([delta["responses_executed"], delta["fused_responses"],
+                           delta["fused_tensors"]])
+    gathered = hvd.allgather(counts.unsqueeze(0), name=f"grouped.stats.{len(set(dtypes))}.counts")
+    assert torch.equal(gathered, counts.repeat(hvd.size(), 1))
     assert delta["allreduce_tensors"] == len(SHAPES)
     assert delta["responses_executed"] == responses, delta
     fused_members = len(SHAPES) if responses == 1 else 2  # the mixed group's two float32s
@@ -146,7 +148,8 @@ def test_grouped_allreduce_gradient(rank_tensor, op_name):
     """loss = sum_i (result_i * w_i).sum() with rank-dependent weights: each input's
     gradient is the grouped allreduce (same op) of every rank's weights."""
     shapes = [(3,), (2, 2)]
-    weights = [[rank_tensor(r * 10 + i, shape, torch.float64, -2, 2) for i, shape in enumerate(shapes)]
+    weights = [[rank_tensor(r * 10 + i, shape, torch.float64, -2, 2)
+                for i, shape in enumerate(shapes)]
                for r in range(hvd.size())]
     inputs = [torch.ones(shape, dtype=torch.float64, requires_grad=True) for shape in shapes]
     results = hvd.grouped_allreduce(inputs, name=f"grouped.grad.{op_name}", op=OPS[op_name])

@@ -52,7 +52,8 @@ def rows_of(rank, first_dim):
                          [("Sum", 1.0, 1.0), ("Average", 1.0, 1.0), ("Sum", 2.0, 0.5)])
 def test_grouped_reducescatter(rank_tensor, form, op_name, prescale, postscale):
     shapes = [(hvd.size() + 1,), (2 * hvd.size(), 3), (1, 2)]
-    every = [[rank_tensor(r * 10 + i, shape, torch.float64, -2, 2) for i, shape in enumerate(shapes)]
+    every = [[rank_tensor(r * 10 + i, shape, torch.float64, -2, 2)
+              for i, shape in enumerate(shapes)]
              for r in range(hvd.size())]
     result = getattr(hvd, form)(every[hvd.rank()], name=f"grouped.{form}.{op_name}.{prescale}",
                                 op=getattr(hvd, op_name), prescale_factor=prescale,
@@ -167,7 +168,8 @@ def test_new_collectives_fail_clearly_while_a_rank_has_joined(collective):
         assert f"{op} '" in message and "cannot run while rank 0 has joined" in message, message
         last = hvd.join()
     assert 1 <= last < hvd.size()
-    assert hvd.alltoall(torch.arange(hvd.size()), name=f"{name}.after").tolist() == [hvd.rank()] * hvd.size()
+    after = hvd.alltoall(torch.arange(hvd.size()), name=f"{name}.after")
+    assert after.tolist() == [hvd.rank()] * hvd.size()
 
 
 @pytest.mark.skipif(hvd.size() != 1, reason="starts its own 2-rank job: only in the 1-rank run")

@@ -28,7 +28,8 @@ def submit_and_drop_every_kind(tag):
     """Starts one operation of every kind and drops its handle unwaited."""
     size = hvd.size()
     hvd.allreduce_async(torch.ones(3), name=f"{tag}.allreduce")
-    hvd.allreduce_async_(torch.ones(4, 2).t(), name=f"{tag}.allreduce_")  # not contiguous: a copy back
+    # Not contiguous: a copy back.
+    hvd.allreduce_async_(torch.ones(4, 2).t(), name=f"{tag}.allreduce_")
     hvd.grouped_allreduce_async_([torch.ones(2), torch.ones(3)], name=f"{tag}.grouped_")
     hvd.allgather_async(torch.ones(2, 2), name=f"{tag}.allgather")
     hvd.grouped_allgather_async([torch.ones(1), torch.ones(2)], name=f"{tag}.grouped_allgather")

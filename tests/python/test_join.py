@@ -29,12 +29,14 @@ def assert_same_on_every_rank(value, name):
 
 def assert_collectives_work(prefix):
     """After a join every rank takes part again, in every kind of collective."""
-    total = hvd.allreduce(torch.full((3,), hvd.rank() + 1.0), name=f"{prefix}.allreduce", op=hvd.Sum)
+    total = hvd.allreduce(torch.full((3,), hvd.rank() + 1.0), name=f"{prefix}.allreduce",
+                          op=hvd.Sum)
     assert torch.equal(total, torch.full((3,), hvd.size() * (hvd.size() + 1) / 2))
     gathered = hvd.allgather(torch.tensor([hvd.rank()]), name=f"{prefix}.allgather")
     assert gathered.tolist() == list(range(hvd.size()))
     root = hvd.size() - 1
-    assert hvd.broadcast(torch.tensor([hvd.rank()]), root, name=f"{prefix}.broadcast").item() == root
+    received = hvd.broadcast(torch.tensor([hvd.rank()]), root, name=f"{prefix}.broadcast")
+    assert received.item() == root
 
 
 @pytest.mark.parametrize("dtype,op_name", [(torch.float32, "Sum"), (torch.float64, "Average"),

@@ -31,7 +31,8 @@ def expected_result(op_name, dtype):
 
 
 @needs_two_ranks
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8],
+@pytest.mark.parametrize("dtype",
+                         [torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8],
                          ids=lambda d: str(d).split(".")[1])
 @pytest.mark.parametrize("op_name", ["Min", "Max", "Product", "Sum", "Average"])
 def test_joined_rank_contributes_the_identity(dtype, op_name):

@@ -217,7 +217,8 @@ def test_duplicate_names_raise():
     model = Net()
     named = [("same", p) for p in model.parameters()]
     with pytest.raises(ValueError, match="same"):
-        hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=named)
+        hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                 named_parameters=named)
 
 
 def test_names_missing_for_some_parameters_raise():
@@ -372,8 +373,9 @@ def test_two_optimizers_with_groups_use_distinct_names(monkeypatch):
         optimizer.step()  # one optimizer at a time: nothing is in flight together here
         seen.append(set(names))
         names.clear()
-    assert len(seen[0]) == 2 and len(seen[1]) == 2, f"the spy saw {seen}: update it if the optimizer " \
-        "no longer calls horde.torch.optimizer.grouped_allreduce_async_"
+    assert len(seen[0]) == 2 and len(seen[1]) == 2, (
+        f"the spy saw {seen}: update it if the optimizer no longer calls "
+        "horde.torch.optimizer.grouped_allreduce_async_")
     assert not seen[0] & seen[1], f"both optimizers use the group names {seen[0] & seen[1]}"
 
 

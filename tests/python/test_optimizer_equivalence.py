@@ -77,17 +77,21 @@ CASES = {
     "adam-fp16": ("adam", {"compression": hvd.Compression.fp16}, 1, 1.0, FP16_TOL),
     "adam-fp16-num_groups2": ("adam", {"compression": hvd.Compression.fp16, "num_groups": 2}, 1,
                               1.0, FP16_TOL),
-    "adam-passes2-num_groups2": ("adam", {"backward_passes_per_step": 2, "num_groups": 2}, 2, 1.0, TOL),
+    "adam-passes2-num_groups2": ("adam", {"backward_passes_per_step": 2, "num_groups": 2}, 2, 1.0,
+                                 TOL),
     "sgd_momentum-predivide2-fp16": ("sgd_momentum", {"gradient_predivide_factor": 2.0,
-                                                      "compression": hvd.Compression.fp16}, 1, 1.0, FP16_TOL),
+                                                      "compression": hvd.Compression.fp16},
+                                     1, 1.0, FP16_TOL),
     # Gradients as views into buckets, reduced in place: one bucket, or one per few parameters.
     "sgd_momentum-bucket_view": ("sgd_momentum", {"gradient_as_bucket_view": True}, 1, 1.0, TOL),
     "adam-bucket_view-small_buckets": ("adam", {"gradient_as_bucket_view": True,
                                                 "bucket_cap_mb": 1e-4}, 1, 1.0, TOL),
     "adam-bucket_view-passes2-predivide2": ("adam", {"gradient_as_bucket_view": True,
                                                      "backward_passes_per_step": 2,
-                                                     "gradient_predivide_factor": 2.0}, 2, 1.0, TOL),
-    # op=Sum: the gradient is N times the global mean's, as if the reference loss were N times larger.
+                                                     "gradient_predivide_factor": 2.0},
+                                            2, 1.0, TOL),
+    # op=Sum: the gradient is N times the global mean's, as if the reference loss were N times
+    # larger.
     "sgd-sum": ("sgd", {"op": hvd.Sum}, 1, float(hvd.size()), TOL),
 }
 

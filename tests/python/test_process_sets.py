@@ -6,7 +6,6 @@ conftest), so sets are added and removed after init(); without it they are refus
 which a child job checks. Each test removes the sets it added.
 """
 
-import os
 import subprocess
 import sys
 import threading
@@ -198,14 +197,15 @@ def test_mismatched_shapes_fail_on_the_set_and_the_next_operation_works(process_
     ps = process_set([1, 2, 3])
     if ps.included():
         # The message names world ranks, as everything else the user sees does.
-        expected = (rf"^process set {ps.process_set_id} \(ranks \[1, 2, 3\]\): ranks disagree on the "
-                    r"shape of allreduce 'mismatched.shape': \[1\] on rank 1; \[2\] on rank 2; "
+        expected = (rf"^process set {ps.process_set_id} \(ranks \[1, 2, 3\]\): ranks disagree on "
+                    r"the shape of allreduce 'mismatched.shape': \[1\] on rank 1; \[2\] on rank 2; "
                     r"\[3\] on rank 3")
         with pytest.raises(hvd.HordeInternalError, match=expected):
             hvd.allreduce(torch.ones(hvd.rank()), name="mismatched.shape", process_set=ps)
         after = hvd.allreduce(torch.ones(2), op=hvd.Sum, name="after.mismatch", process_set=ps)
         assert after.tolist() == [float(ps.size())] * 2
-    assert hvd.allreduce(torch.ones(1), op=hvd.Sum, name="world.after.mismatch").item() == hvd.size()
+    after = hvd.allreduce(torch.ones(1), op=hvd.Sum, name="world.after.mismatch")
+    assert after.item() == hvd.size()
 
 
 @needs_ranks(4)
@@ -223,7 +223,6 @@ def test_distributed_optimizer_averages_over_its_set_only(process_set):
     optimizer.step()
     expected_grad = sum(r + 1.0 for r in mine.ranks) / len(mine.ranks)
     assert model.weight.grad.eq(expected_grad).all(), (model.weight.grad, mine.ranks)
-
 
 
 @needs_ranks(2)
@@ -267,7 +266,8 @@ def test_init_with_process_sets_after_a_shutdown():
 
 @pytest.mark.skipif(hvd.size() != 1, reason="starts its own job: only in the 1-rank run")
 def test_without_dynamic_process_sets_only_init_registers_sets(run_python):
-    prelude = CHILD_PRELUDE.replace("hvd.init()\n", "ps = hvd.ProcessSet([1])\nhvd.init(process_sets=[ps])\n")
+    prelude = CHILD_PRELUDE.replace(
+        "hvd.init()\n", "ps = hvd.ProcessSet([1])\nhvd.init(process_sets=[ps])\n")
     out = run_python(prelude + """
 for what, change in [("add", lambda: hvd.add_process_set([0])),
                      ("remove", lambda: hvd.remove_process_set(ps))]:
@@ -277,19 +277,22 @@ for what, change in [("add", lambda: hvd.add_process_set([0])),
     except ValueError as e:
         say(f"{what}: {e}")
 if ps.included():
-    say(f"sum: {within(20, lambda: hvd.allreduce(torch.ones(1), op=hvd.Sum, process_set=ps)).item()}")
+    total = within(20, lambda: hvd.allreduce(torch.ones(1), op=hvd.Sum, process_set=ps))
+    say(f"sum: {total.item()}")
 """, launcher=MPIRUN_2)
     for rank in (0, 1):
-        assert (f"rank {rank}: add: add_process_set after init() needs HORDE_DYNAMIC_PROCESS_SETS=1 "
-                "(or HOROVOD_DYNAMIC_PROCESS_SETS=1)") in out, out
-        assert f"rank {rank}: remove: remove_process_set needs HORDE_DYNAMIC_PROCESS_SETS=1" in out, out
+        assert (f"rank {rank}: add: add_process_set after init() needs "
+                "HORDE_DYNAMIC_PROCESS_SETS=1 (or HOROVOD_DYNAMIC_PROCESS_SETS=1)") in out, out
+        assert (f"rank {rank}: remove: remove_process_set needs "
+                "HORDE_DYNAMIC_PROCESS_SETS=1") in out, out
     assert "rank 1: sum: 1.0" in out and "rank 0: sum" not in out, out
 
 
 @pytest.mark.skipif(hvd.size() != 1, reason="starts its own job: only in the 1-rank run")
 def test_a_failed_rank_fails_the_pending_operations_of_its_sets_too():
     env = child_environment()
-    code = CHILD_PRELUDE.replace("hvd.init()\n", "ps = hvd.ProcessSet([0, 1])\nhvd.init(process_sets=[ps])\n")
+    code = CHILD_PRELUDE.replace(
+        "hvd.init()\n", "ps = hvd.ProcessSet([0, 1])\nhvd.init(process_sets=[ps])\n")
     code += """
 if rank == 1:
     hvd.allreduce(torch.ones(2), name="warmup", process_set=ps)

@@ -89,7 +89,8 @@ def test_reducescatter_scale_factors(rank_tensor, dtype, op_name, prescale, post
     tensors = [rank_tensor(r, shape, dtype, *value_range(dtype)) for r in range(hvd.size())]
     mine = tensors[hvd.rank()].clone()
     result = hvd.reducescatter(mine, name=f"reducescatter.scaled.{dtype_name(dtype)}.{op_name}",
-                               op=OPS[op_name], prescale_factor=prescale, postscale_factor=postscale)
+                               op=OPS[op_name], prescale_factor=prescale,
+                               postscale_factor=postscale)
     assert_matches(result, expected_share(tensors, op_name, dtype, prescale, postscale))
     assert torch.equal(mine, tensors[hvd.rank()])  # prescaling works on a copy
 
@@ -110,7 +111,8 @@ def assert_next_reducescatter_works(name):
 @pytest.mark.parametrize("op_name", ["Min", "Max", "Product"])
 def test_reducescatter_supports_only_sum_and_average(op_name):
     with pytest.raises(ValueError) as error:
-        hvd.reducescatter(torch.ones(4), name=f"reducescatter.op.{op_name}", op=getattr(hvd, op_name))
+        hvd.reducescatter(torch.ones(4), name=f"reducescatter.op.{op_name}",
+                          op=getattr(hvd, op_name))
     assert (f"reducescatter 'reducescatter.op.{op_name}': reduce op {op_name} is not supported; "
             "reducescatter supports Sum and Average") in str(error.value)
     assert_next_reducescatter_works(f"reducescatter.op.{op_name}.after")
@@ -139,17 +141,18 @@ def test_reducescatter_shapes_must_match_on_every_rank():
                          [("Sum", 1.0, 1.0), ("Average", 1.0, 1.0), ("Average", 2.0, 0.5),
                           ("Sum", 3.0, 1.0)])
 def test_reducescatter_gradient_is_the_scaled_allgather_of_gradients(rank_tensor, op_name,
-                                                                    prescale, postscale):
+                                                                     prescale, postscale):
     """loss = (output * w).sum() with this rank's w: the gradient of each rank's rows is
     the w of the rank that kept them, times the scale factors and, for Sum, the set's
     size (Horovod's rule: Average gives the allgathered gradient unscaled)."""
     d = 2 * hvd.size() + 1
     shares = [rows_of(r, d) for r in range(hvd.size())]
-    weights = [rank_tensor(r, (end - start, 2), torch.float64, -2, 2) for r, (start, end) in enumerate(shares)]
+    weights = [rank_tensor(r, (end - start, 2), torch.float64, -2, 2)
+               for r, (start, end) in enumerate(shares)]
     mine = torch.ones(d, 2, dtype=torch.float64, requires_grad=True)
-    output = hvd.reducescatter(mine, name=f"reducescatter.grad.{op_name}.{prescale}", op=OPS[op_name],
-                               prescale_factor=prescale, postscale_factor=postscale)
+    output = hvd.reducescatter(mine, name=f"reducescatter.grad.{op_name}.{prescale}",
+                               op=OPS[op_name], prescale_factor=prescale,
+                               postscale_factor=postscale)
     (output * weights[hvd.rank()]).sum().backward()
     scale = prescale * postscale * (1 if op_name == "Average" else hvd.size())
     torch.testing.assert_close(mine.grad, torch.cat(weights) * scale)
-

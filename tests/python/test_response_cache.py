@@ -32,7 +32,8 @@ def test_a_name_whose_shape_changes_everywhere_is_negotiated_again():
 def test_a_cached_name_changed_on_one_rank_fails_on_every_rank_with_the_mismatch():
     hvd.allreduce(torch.ones(4), name="cache.diverge")
     shape = (5,) if hvd.rank() == 1 else (4,)
-    with pytest.raises(hvd.HordeInternalError, match="ranks disagree on the shape of allreduce 'cache.diverge'"):
+    with pytest.raises(hvd.HordeInternalError,
+                       match="ranks disagree on the shape of allreduce 'cache.diverge'"):
         hvd.allreduce(torch.ones(shape), name="cache.diverge")
     out = hvd.allreduce(torch.ones(4), name="cache.diverge", op=hvd.Sum)
     assert out.eq(hvd.size()).all()

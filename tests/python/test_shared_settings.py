@@ -32,7 +32,8 @@ def run_per_rank_env(code, env_of_rank):
                ENV_OF_RANK=json.dumps(env_of_rank))
     own_env = textwrap.dedent("""
         import json as _json, os as _os
-        _launcher_rank = int(_os.environ.get("OMPI_COMM_WORLD_RANK") or _os.environ.get("PMI_RANK") or 0)
+        _launcher_rank = int(_os.environ.get("OMPI_COMM_WORLD_RANK")
+                             or _os.environ.get("PMI_RANK") or 0)
         _os.environ.update(_json.loads(_os.environ["ENV_OF_RANK"])[_launcher_rank])
         """)
     command = mpirun(len(env_of_rank)) + [sys.executable, "-c", own_env + textwrap.dedent(code)]

@@ -25,7 +25,8 @@ def sparse_contribution(rank_tensor, r, dtype):
     """Rank r's sparse [ROWS, COLS] tensor: none for rank 0, r + 1 rows for the others,
     one of them repeated, so the input is uncoalesced."""
     nnz = r + (1 if r else 0)
-    rows = (rank_tensor(r, (nnz,), torch.int64, 0, ROWS) if nnz else torch.zeros(0, dtype=torch.int64))
+    rows = (rank_tensor(r, (nnz,), torch.int64, 0, ROWS) if nnz
+            else torch.zeros(0, dtype=torch.int64))
     if nnz:
         rows[-1] = rows[0]  # a duplicate: coalescing must add the two
     values = rank_tensor(r + 1000, (nnz, COLS), dtype, -1.0, 1.0)
@@ -51,7 +52,8 @@ def test_sparse_allreduce_rejects_other_ops(op_name):
     mine = torch.sparse_coo_tensor(torch.tensor([[0]]), torch.ones(1, 2), (3, 2))
     with pytest.raises(ValueError, match="Sum or Average"):
         hvd.sparse_allreduce_async(mine, f"sparse.bad.{op_name}", getattr(hvd, op_name))
-    assert hvd.allreduce(torch.ones(1), name=f"sparse.bad.{op_name}.after", op=hvd.Sum).item() == hvd.size()
+    after = hvd.allreduce(torch.ones(1), name=f"sparse.bad.{op_name}.after", op=hvd.Sum)
+    assert after.item() == hvd.size()
 
 
 # ---------------------------------------------------------------- sparse embeddings
@@ -106,10 +108,12 @@ def test_sparse_adam_under_distributed_optimizer(sparse_as_dense):
     torch.manual_seed(3)
     embedding = torch.nn.Embedding(10, 3, sparse=True)
     hvd.broadcast_parameters(embedding.state_dict(), 0)
-    words = torch.LongTensor([[1, 2, 4, 5], [4, 3, 2, 9]] if hvd.rank() == 0 else [[1, 3, 4], [4, 7, 9]])
+    words = torch.LongTensor([[1, 2, 4, 5], [4, 3, 2, 9]] if hvd.rank() == 0
+                             else [[1, 3, 4], [4, 7, 9]])
     before = embedding.weight.detach().clone()
-    optimizer = hvd.DistributedOptimizer(torch.optim.SparseAdam(list(embedding.parameters()), lr=0.1),
-                                         sparse_as_dense=sparse_as_dense)
+    optimizer = hvd.DistributedOptimizer(
+        torch.optim.SparseAdam(list(embedding.parameters()), lr=0.1),
+        sparse_as_dense=sparse_as_dense)
     for _ in range(2):
         optimizer.zero_grad()
         embedding(words).sum().backward()
@@ -120,7 +124,8 @@ def test_sparse_adam_under_distributed_optimizer(sparse_as_dense):
     every_rank_words = hvd.allgather_object(sorted(set(words.flatten().tolist())),
                                             name=f"sparse_adam.words.{sparse_as_dense}")
     assert moved == sorted(set().union(*every_rank_words))
-    weights = hvd.allgather_object(embedding.weight.detach(), name=f"sparse_adam.weights.{sparse_as_dense}")
+    weights = hvd.allgather_object(embedding.weight.detach(),
+                                   name=f"sparse_adam.weights.{sparse_as_dense}")
     assert all(torch.equal(w, weights[0]) for w in weights)
 
 
@@ -161,7 +166,8 @@ def test_sparse_embedding_used_on_one_rank_only(run_python):
     out = run_python(CHILD_PRELUDE + """
 torch.manual_seed(3)
 embedding, head = nn.Embedding(6, 2, sparse=True), nn.Linear(2, 1)
-params = [("embedding.weight", embedding.weight), ("head.weight", head.weight), ("head.bias", head.bias)]
+params = [("embedding.weight", embedding.weight), ("head.weight", head.weight),
+          ("head.bias", head.bias)]
 optimizer = hvd.DistributedOptimizer(torch.optim.SGD([p for _, p in params], lr=0.1),
                                      named_parameters=params)
 words = torch.tensor([[1, 4]])

@@ -79,7 +79,8 @@ say(f"after: {after.tolist()}")
 
 def run_skipped_step(run_python, tmp_path, check, shutdown):
     out = run_python(SKIPPED_STEP, env={
-        "HORDE_STALL_CHECK_TIME_SECONDS": str(check), "HORDE_STALL_SHUTDOWN_TIME_SECONDS": str(shutdown),
+        "HORDE_STALL_CHECK_TIME_SECONDS": str(check),
+        "HORDE_STALL_SHUTDOWN_TIME_SECONDS": str(shutdown),
         "STALL_TEST_MARKER": str(tmp_path / "failed_on_rank0")}, launcher=MPIRUN_2)
     timing = [line for line in out.splitlines() if line.startswith("rank 0: timing: ")]
     assert len(timing) == 1, out
@@ -96,7 +97,8 @@ def test_a_shutdown_time_below_the_check_time_fails_on_time(run_python, tmp_path
     assert timing["reported_at"] is None, timing
 
 
-def test_the_report_comes_at_the_check_time_and_the_failure_at_the_shutdown_time(run_python, tmp_path):
+def test_the_report_comes_at_the_check_time_and_the_failure_at_the_shutdown_time(run_python,
+                                                                                 tmp_path):
     timing = run_skipped_step(run_python, tmp_path, check=2, shutdown=5)
     assert timing["reported_at"] is not None and 1 <= timing["reported_at"] <= 3, timing
     for kind in ("cached", "uncached"):

@@ -30,7 +30,8 @@ def my_slice(uneven):
 
 
 # id -> (reference class, trailing dimensions after the channels)
-LAYOUTS = {"1d": (nn.BatchNorm1d, ()), "1d_length": (nn.BatchNorm1d, (5,)), "2d": (nn.BatchNorm2d, (3, 2))}
+LAYOUTS = {"1d": (nn.BatchNorm1d, ()), "1d_length": (nn.BatchNorm1d, (5,)),
+           "2d": (nn.BatchNorm2d, (3, 2))}
 
 
 def global_input(step, uneven, trailing):
@@ -91,7 +92,8 @@ def test_sync_batch_norm_matches_batch_norm_on_the_global_batch(layout, affine, 
                                    msg=lambda m: f"step {step} input gradient: {m}")
         if affine:
             for name in ("weight", "bias"):
-                summed = hvd.allreduce(getattr(sync, name).grad, name=f"sbn.{name}.{step}", op=hvd.Sum)
+                summed = hvd.allreduce(getattr(sync, name).grad, name=f"sbn.{name}.{step}",
+                                       op=hvd.Sum)
                 torch.testing.assert_close(summed, getattr(reference, name).grad, **TOL,
                                            msg=lambda m: f"step {step} {name} gradient: {m}")
                 getattr(sync, name).grad = None

@@ -25,7 +25,8 @@ def end(ts, tid):
 
 def row(name, tid):
     return [{"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": name}},
-            {"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid, "args": {"sort_index": tid}}]
+            {"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid,
+             "args": {"sort_index": tid}}]
 
 
 def operation(op, phases, tid):
@@ -70,13 +71,15 @@ def summary_lines(capsys, *args):
 def figures(lines, label):
     """The numbers on the line that starts with `label` (after indentation)."""
     line = next(line for line in lines if line.strip().startswith(label + " "))
-    return [float(word.rstrip("%")) for word in line.split() if word.rstrip("%").replace(".", "").isdigit()]
+    return [float(word.rstrip("%")) for word in line.split()
+            if word.rstrip("%").replace(".", "").isdigit()]
 
 
 def test_the_breakdown_adds_up_to_the_span(tmp_path, capsys):
     lines = summary_lines(capsys, write_trace(tmp_path / "t.json", EVENTS + [DROPPED]))
     assert lines[1] == "span 20.000 ms, 3 tensors, 3 operations, 2 rounds (cycle marks)"
-    expected = {"communication": [9.0, 45.0], "MPI_ALLREDUCE": [4.0, 20.0], "MPI_BCAST": [5.0, 25.0],
+    expected = {"communication": [9.0, 45.0], "MPI_ALLREDUCE": [4.0, 20.0],
+                "MPI_BCAST": [5.0, 25.0],
                 "copy out": [2.0, 10.0], "copy in": [1.0, 5.0], "queue": [1.0, 5.0],
                 "negotiation": [3.0, 15.0], "idle": [4.0, 20.0]}
     for label, numbers in expected.items():
@@ -94,7 +97,8 @@ def test_the_breakdown_adds_up_to_the_span(tmp_path, capsys):
 def test_top_limits_the_tensors_listed(tmp_path, capsys):
     lines = summary_lines(capsys, write_trace(tmp_path / "t.json", EVENTS), "--top", "1")
     assert lines[-2:] == ["top 1 tensors by time in operations:",
-                          "  grad.b                                         10.000 ms in 1 operations"]
+                          "  grad.b                                         10.000 ms in 1 "
+                          "operations"]
 
 
 def test_dropped_events_are_reported(tmp_path, capsys):
@@ -112,8 +116,9 @@ def test_a_file_cut_short_is_read_up_to_its_last_complete_event(tmp_path, capsys
     assert lines[1] == "span 18.000 ms, 3 tensors, 3 operations, 3 rounds (cycle marks)"
     assert figures(lines, "MPI_BCAST") == [3.0, 16.7]  # open: closed at the last timestamp
     assert figures(lines, "negotiation") == [3.0, 16.7]
-    assert lines[-1] == ("note: the file has no closing bracket (the run did not stop the timeline); "
-                         "read up to its last complete event, 2 open events closed at its end")
+    assert lines[-1] == ("note: the file has no closing bracket (the run did not stop the "
+                         "timeline); read up to its last complete event, 2 open events closed "
+                         "at its end")
 
 
 def test_png_chart(tmp_path, capsys):

@@ -21,7 +21,8 @@ class HordeBasics:
         """Starts horde on every rank of the MPI job, with the given ProcessSets (or lists
         of ranks) registered, in order. Safe to call more than once."""
         if comm is not None:
-            raise ValueError("horde runs on all ranks of the MPI job; init(comm=...) is not supported")
+            raise ValueError("horde runs on all ranks of the MPI job; "
+                             "init(comm=...) is not supported")
         sets = [as_new_process_set(s) for s in (process_sets or [])]
         ids = self._ops.init([s.ranks for s in sets])
         world_rank = self.rank()

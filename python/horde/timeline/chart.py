@@ -1,6 +1,6 @@
 """A PNG chart of a timeline Summary (matplotlib, imported only when a chart is asked for)."""
 
-from horde.timeline.summary import CATEGORIES, IDLE, phase_category
+from horde.timeline.summary import CATEGORIES, IDLE
 
 COLORS = {"communication": "#d62728", "copy out": "#ff7f0e", "copy in": "#ffbb78",
           "queue": "#9467bd", "negotiation": "#1f77b4", IDLE: "#c7c7c7"}
@@ -25,7 +25,7 @@ def save_chart(summary, path, top=10):
     """Left: the span split into categories. Right: the `top` tensors' time per category."""
     pyplot = _pyplot()
     figure, (split, tensors) = pyplot.subplots(1, 2, figsize=(13, 5),
-                                             gridspec_kw={"width_ratios": (1, 2)})
+                                               gridspec_kw={"width_ratios": (1, 2)})
     labels = CATEGORIES + (IDLE,)
     split.barh(labels, [summary.by_category_ms[label] for label in labels],
                color=[COLORS[label] for label in labels])

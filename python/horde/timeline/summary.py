@@ -44,7 +44,8 @@ class Summary:
     tensor_time_ms: dict = field(default_factory=dict)  # phase name -> summed over tensors
     tensor_phase_ms: dict = field(default_factory=dict)  # (tensor, category) -> ms
     operations: Counter = field(default_factory=Counter)  # "ALLREDUCE" -> count
-    tensors: list = field(default_factory=list)  # (name, ms in operations, operations), longest first
+    # (name, ms in operations, operations), longest first
+    tensors: list = field(default_factory=list)
     rounds: int = 0
     dropped: int = 0
     truncated: bool = False
@@ -89,14 +90,16 @@ def summarize(path):
     by_category, by_collective = _exclusive_times(phases, trace.first_us, trace.last_us)
     summary = Summary(path=path, span_ms=(trace.last_us - trace.first_us) / 1000,
                       truncated=trace.truncated, unclosed=trace.unclosed)
-    summary.by_category_ms = {name: by_category.get(name, 0.0) / 1000 for name in CATEGORIES + (IDLE,)}
+    summary.by_category_ms = {name: by_category.get(name, 0.0) / 1000
+                              for name in CATEGORIES + (IDLE,)}
     summary.by_collective_ms = {name: us / 1000 for name, us in sorted(by_collective.items())}
     tensor_time, per_tensor, per_tensor_ops = defaultdict(float), defaultdict(float), Counter()
     for interval in trace.intervals:
         if _is_phase(interval):
             tensor_time[interval.name] += interval.duration_us / 1000
             key = (interval.row, phase_category(interval.name))
-            summary.tensor_phase_ms[key] = summary.tensor_phase_ms.get(key, 0.0) + interval.duration_us / 1000
+            summary.tensor_phase_ms[key] = (summary.tensor_phase_ms.get(key, 0.0)
+                                            + interval.duration_us / 1000)
         if interval.depth == 0:
             per_tensor[interval.row] += interval.duration_us / 1000
             if not _is_phase(interval):
@@ -132,17 +135,21 @@ def format_summary(summary, top=10):
     for category in CATEGORIES + (IDLE,):
         out.append(_line(category, summary.by_category_ms[category], summary.span_ms))
         if category == "communication":
-            out += [_line(name, ms, summary.span_ms, 4) for name, ms in summary.by_collective_ms.items()]
-    out += ["", "time in each phase, summed over tensors (a fused operation counts once per tensor):"]
+            out += [_line(name, ms, summary.span_ms, 4)
+                    for name, ms in summary.by_collective_ms.items()]
+    out += ["",
+            "time in each phase, summed over tensors (a fused operation counts once per tensor):"]
     out += [_line(name, ms) for name, ms in summary.tensor_time_ms.items()]
     out += ["", "operations: " + (", ".join(f"{name} {count}" for name, count
-                                             in sorted(summary.operations.items())) or "none")]
+                                            in sorted(summary.operations.items())) or "none")]
     out += ["", f"top {min(top, len(summary.tensors))} tensors by time in operations:"]
-    out += [f"  {name:<40} {ms:12.3f} ms in {count} operations" for name, ms, count in summary.tensors[:top]]
+    out += [f"  {name:<40} {ms:12.3f} ms in {count} operations"
+            for name, ms, count in summary.tensors[:top]]
     if summary.dropped:
         out.append(f"\nwarning: {summary.dropped} events were dropped (the recorder's queue was "
                    "full): the figures above miss them")
     if summary.truncated:
         out.append(f"\nnote: the file has no closing bracket (the run did not stop the timeline); "
-                   f"read up to its last complete event, {summary.unclosed} open events closed at its end")
+                   f"read up to its last complete event, {summary.unclosed} open events closed "
+                   "at its end")
     return "\n".join(out)

@@ -30,8 +30,8 @@ def applies(op):
 
 
 def DistributedAdasumOptimizer(optimizer, named_parameters, compression, backward_passes_per_step,
-                               gradient_predivide_factor, groups, num_groups, gradient_as_bucket_view,
-                               process_set):
+                               gradient_predivide_factor, groups, num_groups,
+                               gradient_as_bucket_view, process_set):
     """The delta optimizer wrapping ``optimizer``, an instance of its own class (as
     DistributedOptimizer's result always is). Options it has no use for are refused or,
     where Horovod ignores them, ignored with a warning."""
@@ -56,7 +56,8 @@ def DistributedAdasumOptimizer(optimizer, named_parameters, compression, backwar
 class _DistributedAdasumOptimizer:
     """Mixed in before the user's optimizer class (see wrap_optimizer_class)."""
 
-    def __init__(self, params, named_parameters, compression, backward_passes_per_step, process_set):
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step,
+                 process_set):
         super().__init__(params)
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
@@ -65,7 +66,8 @@ class _DistributedAdasumOptimizer:
         self._compression = compression
         self._backward_passes_per_step = backward_passes_per_step
         self._process_set = process_set
-        self._trainable = [p for group in self.param_groups for p in group["params"] if p.requires_grad]
+        self._trainable = [p for group in self.param_groups for p in group["params"]
+                           if p.requires_grad]
         self._delay = {p: backward_passes_per_step for p in self._trainable}
         self._starts = {p: torch.zeros_like(p, requires_grad=False) for p in self._trainable}
         self._pending = {}  # parameter -> (handle, compression context)

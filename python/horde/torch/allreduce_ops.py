@@ -63,8 +63,8 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
                process_set=global_process_set):
     """Reduces ``tensor`` over the ranks of ``process_set`` in place and returns it."""
-    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor, postscale_factor,
-                                        process_set))
+    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor,
+                                        postscale_factor, process_set))
 
 
 # ---------------------------------------------------------------- grouped allreduce
@@ -95,8 +95,8 @@ class HordeGroupedAllreduce(torch.autograd.Function):
     def backward(ctx, *grad_outputs):
         average, op, prescale_factor, postscale_factor, process_set = ctx.args
         grads = grouped_allreduce(list(grad_outputs), average=average, op=op,
-                                  prescale_factor=prescale_factor, postscale_factor=postscale_factor,
-                                  process_set=process_set)
+                                  prescale_factor=prescale_factor,
+                                  postscale_factor=postscale_factor, process_set=process_set)
         return (None, None, None, None, None, None, *grads)
 
 

@@ -98,9 +98,10 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
     # structure's traversal order. A rank receives the root's GPU tensors on its own GPU:
     # the broadcast needs the same kind of device on every rank. (A rank with no GPU
     # parameter receives them on the CPU, and the runtime reports the device mismatch.)
-    skeleton = broadcast_object(
-        _map_state(state, lambda v: _TensorSlot.of(v) if torch.is_tensor(v) else v) if is_root else None,
-        root_rank, name="broadcast_optimizer_state.structure", process_set=process_set)
+    structure = (_map_state(state, lambda v: _TensorSlot.of(v) if torch.is_tensor(v) else v)
+                 if is_root else None)
+    skeleton = broadcast_object(structure, root_rank, name="broadcast_optimizer_state.structure",
+                                process_set=process_set)
     gpu_device = _parameter_device(optimizer.param_groups)
     tensors = []
 

@@ -169,8 +169,8 @@ class _DistributedOptimizer:
         compressed = [self._compression.compress(p.grad) for p in members]
         # Named after its first parameter, so two optimizers' groups never collide.
         handle = grouped_allreduce_async_(
-            [t for t, _ in compressed], name=f"{self._parameter_names[members[0]]}.group", op=self._op,
-            prescale_factor=self._prescale, postscale_factor=self._postscale,
+            [t for t, _ in compressed], name=f"{self._parameter_names[members[0]]}.group",
+            op=self._op, prescale_factor=self._prescale, postscale_factor=self._postscale,
             process_set=self._process_set)
         for index, (p, (tensor, ctx)) in enumerate(zip(members, compressed)):
             self._pending[p] = ((handle, index), ctx, tensor)

@@ -33,7 +33,8 @@ class HordeReducescatter(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, process_set):
-        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor, process_set)
+        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor,
+                                                  process_set)
         ctx.process_set = process_set
         return synchronize(reducescatter_async(tensor, name, op, prescale_factor, postscale_factor,
                                                process_set))
@@ -73,7 +74,8 @@ class HordeGroupedReducescatter(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, name, op, prescale_factor, postscale_factor, process_set, *tensors):
-        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor, process_set)
+        ctx.scale = _reducescatter_gradient_scale(op, prescale_factor, postscale_factor,
+                                                  process_set)
         ctx.process_set = process_set
         handle = grouped_reducescatter_async(list(tensors), name, op, prescale_factor,
                                              postscale_factor, process_set)
@@ -86,7 +88,8 @@ class HordeGroupedReducescatter(torch.autograd.Function):
 
 
 def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=Average,
-                          prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
+                          prescale_factor=1.0, postscale_factor=1.0,
+                          process_set=global_process_set):
     """Reducescatters a list of tensors as one unit (see ``reducescatter``). Differentiable."""
     compressed = [compression.compress(t) for t in tensors]
     scattered = HordeGroupedReducescatter.apply(name, op, prescale_factor, postscale_factor,

@@ -18,7 +18,8 @@ def _sum_over_ranks(tensor, phase):
     rather than numbered: the same name every step (and for every layer of that size),
     so the negotiation stays in the response cache. The reductions are synchronous, so
     two never share a name in flight."""
-    name = f"horde.sync_batch_norm.{phase}.{tensor.device.type}.{str(tensor.dtype)[6:]}.{tensor.numel()}"
+    name = (f"horde.sync_batch_norm.{phase}.{tensor.device.type}.{str(tensor.dtype)[6:]}."
+            f"{tensor.numel()}")
     return allreduce(tensor, name=name, op=Sum)
 
 
@@ -49,7 +50,8 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         local_count = x.numel() // channels
         xs = x.to(stats_dtype)  # x itself when no widening is needed
         # Two passes (mean, then squared deviations) keep the variance accurate.
-        sums = _sum_over_ranks(torch.cat([xs.sum(dims), xs.new_tensor([float(local_count)])]), "sums")
+        sums = _sum_over_ranks(torch.cat([xs.sum(dims), xs.new_tensor([float(local_count)])]),
+                               "sums")
         count = sums[-1:]
         mean = sums[:-1] / count
         centered = xs - mean.view(shape)
@@ -65,7 +67,8 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         ctx.save_for_backward(x, weight, mean, invstd, count)
         out = centered.mul_(invstd.view(shape))  # centered is a fresh tensor
         if weight is not None:
-            out = out.mul_(weight.to(stats_dtype).view(shape)).add_(bias.to(stats_dtype).view(shape))
+            out = out.mul_(weight.to(stats_dtype).view(shape)).add_(
+                bias.to(stats_dtype).view(shape))
         return out.to(x.dtype)
 
     @staticmethod
@@ -82,7 +85,8 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         scale = invstd if weight is None else invstd * weight.to(stats_dtype)
         sums = _sum_over_ranks(torch.cat([grad_bias, grad_weight]), "grads")
         mean_dy, mean_dy_xhat = (sums / count).chunk(2)
-        grad_x = (grad_out - mean_dy.view(shape) - normalized * mean_dy_xhat.view(shape)) * scale.view(shape)
+        grad_x = ((grad_out - mean_dy.view(shape) - normalized * mean_dy_xhat.view(shape))
+                  * scale.view(shape))
         if weight is None:
             grad_weight = grad_bias = None
         else:

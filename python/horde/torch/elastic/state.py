@@ -114,7 +114,8 @@ class TorchState(ObjectState):
     def __init__(self, model=None, optimizer=None, **kwargs):
         self.model = model
         self.optimizer = optimizer
-        self._samplers = [name for name, value in kwargs.items() if isinstance(value, ElasticSampler)]
+        self._samplers = [name for name, value in kwargs.items()
+                          if isinstance(value, ElasticSampler)]
         super().__init__(**{k: v for k, v in kwargs.items() if k not in self._samplers})
         for name in self._samplers:
             setattr(self, name, kwargs[name])
