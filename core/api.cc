@@ -90,7 +90,8 @@ bool RunningLocked(Sets& sets) {
 }
 
 Status NotInitialized() {
-  return Status::InvalidArgument("horde has not been initialized; call init() first (hvd.init() in Python)");
+  return Status::InvalidArgument(
+      "horde has not been initialized; call init() first (hvd.init() in Python)");
 }
 
 }  // namespace

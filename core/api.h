@@ -16,7 +16,8 @@ namespace horde {
 // `parsed` is how this rank's environment parsed into the config: a factory agrees on
 // the settings with the other ranks first (core/shared_config.h), so that a malformed
 // value on one rank fails init() on all.
-using RuntimeFactory = std::function<Status(const Status& parsed, const Config&, std::unique_ptr<Runtime>*)>;
+using RuntimeFactory =
+    std::function<Status(const Status& parsed, const Config&, std::unique_ptr<Runtime>*)>;
 // Builds the runtime of the process set of these (sorted) ranks. Collective over every
 // rank of the job; leaves *runtime null on the ranks outside the set.
 using ProcessSetFactory =

@@ -62,8 +62,8 @@ class Autotuner {
 
   std::vector<size_t> best_index_;  // per dimension, the best value found so far
   double best_score_ = -1;
-  size_t dimension_ = 0;            // the dimension being searched
-  size_t candidate_ = 0;            // its value being sampled
+  size_t dimension_ = 0;  // the dimension being searched
+  size_t candidate_ = 0;  // its value being sampled
   uint64_t current_ = 0;
   bool warming_up_ = true;
   bool settled_ = false;

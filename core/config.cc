@@ -113,8 +113,8 @@ Status Config::FromEnv(const EnvLookup& env, Config* config) {
   HORDE_RETURN_IF_ERROR(ParseSwitch(env, "AUTOTUNE", &c.autotune));
   std::string log_var;
   if (auto log = Lookup(env, "AUTOTUNE_LOG", &log_var)) c.autotune_log = *log;
-  HORDE_RETURN_IF_ERROR(ParseNumber(env, "AUTOTUNE_SAMPLE_SECONDS", Bound::kPositive,
-                                    &c.autotune_sample_seconds));
+  HORDE_RETURN_IF_ERROR(
+      ParseNumber(env, "AUTOTUNE_SAMPLE_SECONDS", Bound::kPositive, &c.autotune_sample_seconds));
   HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
   HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
   HORDE_RETURN_IF_ERROR(ParseGpuOperations(env, &c.gpu_operations_nccl));

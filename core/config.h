@@ -18,8 +18,8 @@ EnvLookup ProcessEnv();
 // When the coordinator reports, and fails, operations that some ranks have submitted
 // and others have not (see core/stall_inspector.h).
 struct StallSettings {
-  bool enabled = true;           // HORDE_STALL_CHECK_DISABLE=1 turns reports and failures off
-  double check_seconds = 60.0;   // report names stalled this long
+  bool enabled = true;            // HORDE_STALL_CHECK_DISABLE=1 turns reports and failures off
+  double check_seconds = 60.0;    // report names stalled this long
   double shutdown_seconds = 0.0;  // fail names stalled this long; 0: never
 };
 

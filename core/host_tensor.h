@@ -11,7 +11,9 @@ namespace horde {
 class HostTensor : public Tensor {
  public:
   HostTensor(DataType dtype, TensorShape shape)
-      : dtype_(dtype), shape_(std::move(shape)), bytes_(NumElements(shape_) * DataTypeSize(dtype)) {}
+      : dtype_(dtype),
+        shape_(std::move(shape)),
+        bytes_(NumElements(shape_) * DataTypeSize(dtype)) {}
 
   DataType dtype() const override { return dtype_; }
   TensorShape shape() const override { return shape_; }
@@ -19,7 +21,9 @@ class HostTensor : public Tensor {
   void* data() override { return bytes_.data(); }
 
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(bytes_.data()); }
+  T* as() {
+    return reinterpret_cast<T*>(bytes_.data());
+  }
 
  private:
   DataType dtype_;

@@ -37,9 +37,9 @@ struct LogVoidify {
   void operator&(std::ostream&) {}
 };
 
-#define HORDE_LOG(level)                                    \
-  !::horde::LogEnabled(::horde::LogLevel::level)            \
-      ? (void)0                                             \
+#define HORDE_LOG(level)                         \
+  !::horde::LogEnabled(::horde::LogLevel::level) \
+      ? (void)0                                  \
       : ::horde::LogVoidify() & ::horde::LogLine(::horde::LogLevel::level).stream()
 
 }  // namespace horde

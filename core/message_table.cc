@@ -23,11 +23,11 @@ std::vector<PendingName> OldestFirst(std::vector<std::pair<uint64_t, PendingName
 SteadyTime SubmittedAt(const Request& request, SteadyTime received) {
   // Bounded (at a year) so that no value off the wire can overflow the clock's arithmetic.
   constexpr int64_t kLongestWait = int64_t{365} * 24 * 3600 * 1000000;
-  return received - std::chrono::microseconds(std::clamp<int64_t>(request.waited_microseconds, 0, kLongestWait));
+  return received - std::chrono::microseconds(
+                        std::clamp<int64_t>(request.waited_microseconds, 0, kLongestWait));
 }
 
-MessageTable::MessageTable(int world_size)
-    : world_size_(world_size), joined_(world_size, false) {}
+MessageTable::MessageTable(int world_size) : world_size_(world_size), joined_(world_size, false) {}
 
 void MessageTable::Add(const Request& request, SteadyTime now) {
   if (request.rank < 0 || request.rank >= world_size_) {

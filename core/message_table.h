@@ -17,8 +17,8 @@ SteadyTime SubmittedAt(const Request& request, SteadyTime received);
 struct PendingName {
   std::string name;
   OpType op = OpType::kAllreduce;
-  SteadyTime first_requested;  // the earliest submission on any rank
-  std::vector<int> missing;  // ranks that have neither asked for it nor joined
+  SteadyTime first_requested;    // the earliest submission on any rank
+  std::vector<int> missing;      // ranks that have neither asked for it nor joined
   int32_t numbering_epoch = -1;  // the request's: -1 for a name the caller gave
 };
 

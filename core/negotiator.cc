@@ -13,7 +13,8 @@ Negotiator::Negotiator(Transport* transport, const NegotiationSettings& settings
       clock_(std::move(clock)),
       cache_(settings.cache_capacity),
       planner_(settings.fusion_threshold_bytes),
-      coordinator_(transport->size(), settings.fusion_threshold_bytes, settings.stall, settings.rank_names) {}
+      coordinator_(transport->size(), settings.fusion_threshold_bytes, settings.stall,
+                   settings.rank_names) {}
 
 void Negotiator::set_fusion_threshold(int64_t bytes) {
   planner_ = FusionPlanner(bytes);
@@ -57,7 +58,8 @@ Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
     for (auto& response : decided.responses) out->responses.push_back(std::move(response));
   }
   // Entries this round's insertions evicted no longer answer the hits waiting on them.
-  ReturnHits([this](const PendingHit& hit) { return !cache_.Holds(hit.position, hit.request.name); });
+  ReturnHits(
+      [this](const PendingHit& hit) { return !cache_.Holds(hit.position, hit.request.name); });
   return Status::Ok();
 }
 
@@ -142,8 +144,8 @@ Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, Response
   sent_epoch_ = mine.numbering_epoch;
   list.requests.swap(unsent_);
   for (Request& request : list.requests) {
-    request.waited_microseconds =
-        std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(now - request.submitted).count());
+    request.waited_microseconds = std::max<int64_t>(
+        0, std::chrono::duration_cast<std::chrono::microseconds>(now - request.submitted).count());
     sent_[request.name] = request;
   }
 

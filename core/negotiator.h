@@ -43,14 +43,15 @@ struct NegotiationSettings {
 // goes through the slow path (and its checks). So does a cached request pending on a
 // rank for half the earliest stall limit (the check or the shutdown time), so that the
 // coordinator's stall inspector sees it before the limit. Every request carries how
-// long its rank has waited for it, so its age counts from submission either way. While a join is in progress, everything takes the slow path: the coordinator
-// decides what joined ranks contribute.
+// long its rank has waited for it, so its age counts from submission either way. While a join is in
+// progress, everything takes the slow path: the coordinator decides what joined ranks contribute.
 class Negotiator {
  public:
   using Clock = std::function<SteadyTime()>;
 
-  Negotiator(Transport* transport, const NegotiationSettings& settings,
-             Clock clock = [] { return std::chrono::steady_clock::now(); });
+  Negotiator(
+      Transport* transport, const NegotiationSettings& settings,
+      Clock clock = [] { return std::chrono::steady_clock::now(); });
 
   Status RunRound(const RequestList& mine, ResponseList* out);
 

@@ -10,7 +10,8 @@ void NumberingEpochs::Saw(int rank, int32_t epoch) {
   }
 }
 
-std::vector<Response> NumberingEpochs::FailOutrun(MessageTable* table, const RankNames& names) const {
+std::vector<Response> NumberingEpochs::FailOutrun(MessageTable* table,
+                                                  const RankNames& names) const {
   std::vector<std::string> doomed;
   std::vector<std::string> reasons;
   for (const PendingName& pending : table->Waiting()) {
@@ -22,8 +23,8 @@ std::vector<Response> NumberingEpochs::FailOutrun(MessageTable* table, const Ran
     if (moved_on.empty()) continue;
     doomed.push_back(pending.name);
     reasons.push_back(
-        std::string(OpTypeName(pending.op)) + " '" + pending.name + "' can never run: " +
-        names.List(moved_on) + (moved_on.size() == 1 ? " has" : " have") +
+        std::string(OpTypeName(pending.op)) + " '" + pending.name +
+        "' can never run: " + names.List(moved_on) + (moved_on.size() == 1 ? " has" : " have") +
         " passed a point where unnamed operations are numbered anew (init(), barrier() or "
         "join()) without submitting it, so the ranks took different paths before that "
         "point (an exception or a branch on one rank). Name operations that not every rank "

@@ -15,7 +15,8 @@ Status HostIdentity(DataType dtype, ReduceOp op, const TensorShape& shape, int32
     FillHost(tensor->data(), NumElements(shape), IdentityOf(dtype, op));
     *out = std::move(tensor);
   } catch (const std::bad_alloc&) {
-    return Status::Internal("could not allocate " + std::to_string(NumElements(shape) * DataTypeSize(dtype)) +
+    return Status::Internal("could not allocate " +
+                            std::to_string(NumElements(shape) * DataTypeSize(dtype)) +
                             " bytes of host memory");
   }
   return Status::Ok();
@@ -49,7 +50,8 @@ Status OpRegistry::Identity(DataType dtype, ReduceOp op, const TensorShape& shap
                             std::shared_ptr<Tensor>* out) const {
   if (device == kCpuDevice) return host_identity_(dtype, op, shape, device, out);
   if (!device_identity_) {
-    return Status::PreconditionError("this build has no GPU path for tensors on " + DeviceName(device));
+    return Status::PreconditionError("this build has no GPU path for tensors on " +
+                                     DeviceName(device));
   }
   return device_identity_(dtype, op, shape, device, out);
 }

@@ -11,8 +11,8 @@ namespace horde {
 
 // Makes what a joined rank contributes to an allreduce: a tensor of `dtype` and `shape`
 // on `device`, filled with the identity of `op` (core/reduce_identity.h).
-using IdentityMaker =
-    std::function<Status(DataType, ReduceOp op, const TensorShape&, int32_t device, std::shared_ptr<Tensor>*)>;
+using IdentityMaker = std::function<Status(DataType, ReduceOp op, const TensorShape&,
+                                           int32_t device, std::shared_ptr<Tensor>*)>;
 
 // The identity in host memory; an error (not an exception) when it cannot be allocated.
 Status HostIdentity(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device,
@@ -24,7 +24,8 @@ Status HostIdentity(DataType dtype, ReduceOp op, const TensorShape& shape, int32
 class OpRegistry {
  public:
   // `host_identity` makes the host tensors (tests inject one that fails).
-  explicit OpRegistry(IdentityMaker host_identity = HostIdentity) : host_identity_(std::move(host_identity)) {}
+  explicit OpRegistry(IdentityMaker host_identity = HostIdentity)
+      : host_identity_(std::move(host_identity)) {}
 
   void Register(OpType op, std::unique_ptr<CollectiveOp> implementation);
   // An error naming each operation that needs an implementation (core/op_traits.h) and

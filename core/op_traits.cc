@@ -9,17 +9,17 @@ constexpr uint32_t kReduction = kAgreeShape | kAgreeReduceOp | kAgreeScale;
 constexpr OpTraits kOpTraits[] = {
     // op, name, agreed, fusion, per name, with joined ranks, own phases, renumbers,
     // has an implementation
-    {OpType::kAllreduce, "allreduce", kReduction, Fusion::kTensor, PerName::kTensorSize, true,
-     true, false, true},
+    {OpType::kAllreduce, "allreduce", kReduction, Fusion::kTensor, PerName::kTensorSize, true, true,
+     false, true},
     {OpType::kAllgather, "allgather", kAgreeRowShape, Fusion::kGatheredRows,
      PerName::kEveryRankRows, false, false, false, true},
     {OpType::kBroadcast, "broadcast", kAgreeRoot | kAgreeShape, Fusion::kNone, PerName::kNothing,
      false, false, false, true},
     {OpType::kJoin, "join", 0, Fusion::kNone, PerName::kNothing, false, false, true, false},
-    {OpType::kAlltoall, "alltoall", kAgreeRowShape, Fusion::kNone, PerName::kNothing, false,
+    {OpType::kAlltoall, "alltoall", kAgreeRowShape, Fusion::kNone, PerName::kNothing, false, false,
+     false, true},
+    {OpType::kReducescatter, "reducescatter", kReduction, Fusion::kTensor, PerName::kNothing, false,
      false, false, true},
-    {OpType::kReducescatter, "reducescatter", kReduction, Fusion::kTensor, PerName::kNothing,
-     false, false, false, true},
     {OpType::kBarrier, "barrier", 0, Fusion::kNone, PerName::kNothing, false, false, true, true},
 };
 
@@ -54,10 +54,8 @@ const char* OpTypeName(OpType op) {
 
 int64_t FusionBytes(const Response& response, const Request& agreed) {
   switch (TraitsOf(response.op).fusion) {
-    case Fusion::kNone:
-      return 0;
-    case Fusion::kTensor:
-      return agreed.size_bytes();
+    case Fusion::kNone: return 0;
+    case Fusion::kTensor: return agreed.size_bytes();
     case Fusion::kGatheredRows: {
       int64_t rows = 0;
       for (int64_t d : response.first_dims) rows += d;

@@ -21,7 +21,6 @@ enum class OpType : uint8_t {
 };
 constexpr int kNumOpTypes = 7;
 
-
 // E.g. "allgather" (core/op_traits.h holds it).
 const char* OpTypeName(OpType op);
 

@@ -37,9 +37,11 @@ Status ProcessSetRegistry::Find(int32_t id, const Entry** entry) const {
   auto it = sets_.find(id);
   if (it == sets_.end()) {
     std::string known;
-    for (const auto& [known_id, unused] : sets_) known += (known.empty() ? "" : ", ") + std::to_string(known_id);
+    for (const auto& [known_id, unused] : sets_)
+      known += (known.empty() ? "" : ", ") + std::to_string(known_id);
     return Status::InvalidArgument("unknown process set id " + std::to_string(id) +
-                                   " (removed, or never added); the sets known are [" + known + "]");
+                                   " (removed, or never added); the sets known are [" + known +
+                                   "]");
   }
   *entry = &it->second;
   return Status::Ok();
@@ -61,14 +63,15 @@ std::vector<std::shared_ptr<Runtime>> ProcessSetRegistry::runtimes() const {
 }
 
 Status ValidateProcessSetRanks(int world_size, std::vector<int>* ranks) {
-  if (ranks->empty()) return Status::InvalidArgument("a process set needs at least one rank; got []");
+  if (ranks->empty())
+    return Status::InvalidArgument("a process set needs at least one rank; got []");
   std::vector<int> sorted = *ranks;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (sorted[i] < 0 || sorted[i] >= world_size) {
-      return Status::InvalidArgument("process set " + RanksString(*ranks) + ": rank " +
-                                     std::to_string(sorted[i]) + " is out of range; ranks are 0 to " +
-                                     std::to_string(world_size - 1));
+      return Status::InvalidArgument(
+          "process set " + RanksString(*ranks) + ": rank " + std::to_string(sorted[i]) +
+          " is out of range; ranks are 0 to " + std::to_string(world_size - 1));
     }
     if (i > 0 && sorted[i] == sorted[i - 1]) {
       return Status::InvalidArgument("process set " + RanksString(*ranks) + ": rank " +

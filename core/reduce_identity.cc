@@ -29,8 +29,10 @@ IdentityElement Numeric(Extreme extreme) {
   switch (extreme) {
     case Extreme::kZero: return Element<T>(0);
     case Extreme::kOne: return Element<T>(1);
-    case Extreme::kLargest: return Element<T>(Limits::has_infinity ? Limits::infinity() : Limits::max());
-    case Extreme::kLowest: return Element<T>(Limits::has_infinity ? -Limits::infinity() : Limits::lowest());
+    case Extreme::kLargest:
+      return Element<T>(Limits::has_infinity ? Limits::infinity() : Limits::max());
+    case Extreme::kLowest:
+      return Element<T>(Limits::has_infinity ? -Limits::infinity() : Limits::lowest());
   }
   return Element<T>(0);
 }
@@ -80,7 +82,8 @@ void FillHost(void* data, int64_t count, const IdentityElement& identity) {
     std::memset(out, 0, static_cast<size_t>(count * identity.size));
     return;
   }
-  for (int64_t i = 0; i < count; ++i) std::memcpy(out + i * identity.size, identity.bytes.data(), identity.size);
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(out + i * identity.size, identity.bytes.data(), identity.size);
 }
 
 }  // namespace horde

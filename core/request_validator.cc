@@ -39,26 +39,30 @@ bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
 // Every rank of the set sees the same size and dtype, so all of them fail here alike.
 Status ValidateAdasum(const Request& r, const Topology& topology) {
   if (!IsFloatingPoint(r.dtype)) {
-    return Status::InvalidArgument(Describe(r) + ": Adasum is not defined for " + DataTypeName(r.dtype) +
+    return Status::InvalidArgument(Describe(r) + ": Adasum is not defined for " +
+                                   DataTypeName(r.dtype) +
                                    " tensors; it supports float16, bfloat16, float32 and float64");
   }
   if (!IsPowerOfTwo(topology.size)) {
-    return Status::InvalidArgument(Describe(r) + ": Adasum needs a power-of-two number of ranks, but the " +
-                                   (topology.world_ranks.empty() ? "job" : "process set") + " has " +
-                                   std::to_string(topology.size) + " ranks; expected 1, 2, 4, 8, ... ranks");
+    return Status::InvalidArgument(
+        Describe(r) + ": Adasum needs a power-of-two number of ranks, but the " +
+        (topology.world_ranks.empty() ? "job" : "process set") + " has " +
+        std::to_string(topology.size) + " ranks; expected 1, 2, 4, 8, ... ranks");
   }
   return Status::Ok();
 }
 
 Status RequireDimension(const Request& r) {
   if (!r.shape.empty()) return Status::Ok();
-  return Status::InvalidArgument(Describe(r) + ": a scalar has no first dimension to split; "
+  return Status::InvalidArgument(Describe(r) +
+                                 ": a scalar has no first dimension to split; "
                                  "expected a tensor of at least one dimension");
 }
 
 Status ValidateReducescatter(const Request& r) {
   if (r.reduce_op == ReduceOp::kAdasum) {
-    return Status::InvalidArgument(Describe(r) + ": Adasum is not supported for reducescatter (nor is it "
+    return Status::InvalidArgument(Describe(r) +
+                                   ": Adasum is not supported for reducescatter (nor is it "
                                    "in Horovod); use allreduce with op=Adasum");
   }
   if (r.reduce_op != ReduceOp::kSum && r.reduce_op != ReduceOp::kAverage) {
@@ -81,10 +85,8 @@ Status ValidateRequest(const Request& r, const Topology& topology) {
     case OpType::kAllreduce:
       if (r.reduce_op == ReduceOp::kAdasum) HORDE_RETURN_IF_ERROR(ValidateAdasum(r, topology));
       return ValidateReduction(r);
-    case OpType::kReducescatter:
-      return ValidateReducescatter(r);
-    case OpType::kAlltoall:
-      return RequireDimension(r);
+    case OpType::kReducescatter: return ValidateReducescatter(r);
+    case OpType::kAlltoall: return RequireDimension(r);
     case OpType::kBroadcast:
       if (r.root < 0 || r.root >= topology.size) {
         return Status::InvalidArgument(Describe(r) + ": root rank " + std::to_string(r.root) +
@@ -94,8 +96,7 @@ Status ValidateRequest(const Request& r, const Topology& topology) {
       return Status::Ok();
     case OpType::kAllgather:
     case OpType::kJoin:
-    case OpType::kBarrier:
-      return Status::Ok();
+    case OpType::kBarrier: return Status::Ok();
   }
   return Status::Ok();
 }
@@ -105,10 +106,10 @@ Status ResolveAlltoallSplits(const Request& r, int world_size, std::vector<int64
   const int64_t rows = r.shape[0];
   if (splits->empty()) {
     if (rows % world_size != 0) {
-      return Status::InvalidArgument(
-          Describe(r) + ": the first dimension (" + std::to_string(rows) +
-          ") cannot be split evenly among " + std::to_string(world_size) +
-          " ranks; pass splits, the rows to send to each rank");
+      return Status::InvalidArgument(Describe(r) + ": the first dimension (" +
+                                     std::to_string(rows) + ") cannot be split evenly among " +
+                                     std::to_string(world_size) +
+                                     " ranks; pass splits, the rows to send to each rank");
     }
     splits->assign(world_size, rows / world_size);
     return Status::Ok();

@@ -24,8 +24,8 @@ bool Agree(const std::vector<Request>& by_rank, const RankNames& names, const ch
     if (!detail.empty()) detail += "; ";
     detail += kv.first + " on " + names.List(kv.second);
   }
-  *error = "ranks disagree on the " + std::string(field) + " of " +
-           OpTypeName(by_rank[0].op) + " '" + by_rank[0].name + "': " + detail;
+  *error = "ranks disagree on the " + std::string(field) + " of " + OpTypeName(by_rank[0].op) +
+           " '" + by_rank[0].name + "': " + detail;
   return false;
 }
 
@@ -35,13 +35,15 @@ std::string TrailingShape(const Request& r) {
   return "[*" + (rest.empty() ? std::string("]") : ", " + ShapeString(rest).substr(1));
 }
 
-bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names, std::string* error) {
+bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names,
+                     std::string* error) {
   using R = const Request&;
   auto agree = [&](const char* field, const std::function<std::string(R)>& value) {
     return Agree(by_rank, names, field, value, error);
   };
   if (!agree("operation", [](R r) { return std::string(OpTypeName(r.op)); }) ||
-      !agree("group", [](R r) { return r.group.empty() ? "no group" : "group '" + r.group + "'"; }) ||
+      !agree("group",
+             [](R r) { return r.group.empty() ? "no group" : "group '" + r.group + "'"; }) ||
       !agree("dtype", [](R r) { return std::string(DataTypeName(r.dtype)); }) ||
       // CPU against GPU only: each rank normally drives its own GPU (cuda:0, cuda:1, ...).
       !agree("device", [](R r) { return std::string(r.device == kCpuDevice ? "cpu" : "gpu"); })) {
@@ -64,12 +66,13 @@ bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names
 
 // Joined ranks hold no tensors; they can contribute an identity to an allreduce but nothing
 // sensible to a gather or a broadcast.
-bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks, const RankNames& names,
-                     std::string* error) {
+bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks,
+                     const RankNames& names, std::string* error) {
   if (joined_ranks.empty() || TraitsOf(first.op).with_joined_ranks) return true;
   *error = std::string(OpTypeName(first.op)) + " '" + first.name + "' cannot run while " +
            names.List(joined_ranks) + (joined_ranks.size() == 1 ? " has" : " have") +
-           " joined; only allreduce proceeds with joined ranks (they contribute the identity of its reduce op)";
+           " joined; only allreduce proceeds with joined ranks (they contribute the identity of "
+           "its reduce op)";
   return false;
 }
 
@@ -82,7 +85,8 @@ Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<in
   response.op = first.op;
   response.names = {first.name};
   std::string error;
-  if (!CheckConsistent(by_rank, names, &error) || !CheckJoinAllows(first, joined_ranks, names, &error)) {
+  if (!CheckConsistent(by_rank, names, &error) ||
+      !CheckJoinAllows(first, joined_ranks, names, &error)) {
     response.kind = Response::Kind::kError;
     response.error_message = error;
     return response;
@@ -94,11 +98,8 @@ Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<in
   response.root = first.root;
   response.device = first.device;
   switch (TraitsOf(first.op).per_name) {
-    case PerName::kNothing:
-      break;
-    case PerName::kTensorSize:
-      response.tensor_sizes = {NumElements(first.shape)};
-      break;
+    case PerName::kNothing: break;
+    case PerName::kTensorSize: response.tensor_sizes = {NumElements(first.shape)}; break;
     case PerName::kEveryRankRows:
       for (const auto& r : by_rank) response.first_dims.push_back(r.shape.empty() ? 1 : r.shape[0]);
       break;

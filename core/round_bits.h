@@ -11,10 +11,10 @@ namespace horde {
 // their OR (some rank says so); ready positions are sent plainly, so the AND says
 // which cached operations every rank has submitted.
 struct RoundBits {
-  bool shutdown = false;   // a rank is shutting down
-  bool uncached = false;   // a rank has requests for the coordinator
-  bool join = false;       // a rank has joined
-  bool slow_round = false;  // the coordinator wants a round (to inspect stalls)
+  bool shutdown = false;          // a rank is shutting down
+  bool uncached = false;          // a rank has requests for the coordinator
+  bool join = false;              // a rank has joined
+  bool slow_round = false;        // the coordinator wants a round (to inspect stalls)
   std::vector<uint32_t> ready;    // cache positions submitted (ascending after decoding)
   std::vector<uint32_t> invalid;  // cache positions to evict everywhere (ascending)
   // Rank 0's word to every rank (the autotuner's choice); other ranks send all ones.

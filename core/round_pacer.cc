@@ -12,7 +12,8 @@ RoundPacer::Duration RoundPacer::Next(bool progressed, bool undecided) {
     return std::min(busy_wait_, cycle_time_);
   }
   busy_wait_ = kFirstBusyWait;
-  idle_wait_ = progressed ? cycle_time_ : std::min(idle_wait_ * 2, std::max(longest_idle_, cycle_time_));
+  idle_wait_ = progressed ? cycle_time_
+                          : std::min(idle_wait_ * 2, std::max(longest_idle_, cycle_time_));
   return idle_wait_;
 }
 

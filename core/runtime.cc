@@ -90,7 +90,8 @@ Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> 
       request.name = AutoName(OpTypeName(request.op), &request.numbering_epoch);
     }
     entries[i].name = request.name;
-    if (request.op != OpType::kJoin && request.device != kCpuDevice) last_gpu_device_ = request.device;
+    if (request.op != OpType::kJoin && request.device != kCpuDevice)
+      last_gpu_device_ = request.device;
   }
   return queue_.Add(std::move(requests), std::move(entries));
 }
@@ -228,14 +229,16 @@ Status Runtime::TakeEntries(const Response& response, std::vector<TensorEntry>* 
     TensorEntry identity;
     identity.name = response.names[i];
     if (status.ok()) {
-      status = ops_->Identity(response.dtype, response.reduce_op, TensorShape{response.tensor_sizes[i]},
-                              IdentityDevice(response), &identity.input);
+      status = ops_->Identity(response.dtype, response.reduce_op,
+                              TensorShape{response.tensor_sizes[i]}, IdentityDevice(response),
+                              &identity.input);
     }
     identity.output = identity.input;
     identity.callback = [](const Status&) {};
     entries->push_back(std::move(identity));
   }
-  if (!status.ok()) status = Status::Internal("the identity this joined rank contributes: " + status.message());
+  if (!status.ok())
+    status = Status::Internal("the identity this joined rank contributes: " + status.message());
   return status;
 }
 
@@ -267,7 +270,8 @@ void Runtime::Execute(const Response& response) {
   // Only a joined rank makes tensors here; if it cannot, every rank fails the op alike,
   // and none is left waiting inside the collective.
   if (response.with_joined && response.kind == Response::Kind::kCollective) {
-    status = AgreeAllSucceeded(transport_.get(), status, OperationName(OpTypeName(response.op), response.names),
+    status = AgreeAllSucceeded(transport_.get(), status,
+                               OperationName(OpTypeName(response.op), response.names),
                                RankNames(topology_.world_ranks));
   }
   if (status.ok() && response.kind == Response::Kind::kError) {

@@ -32,13 +32,16 @@ const SharedSetting kShared[] = {
      [](const Config& f, Config* t) { t->cycle_time_ms = f.cycle_time_ms; }},
     {"AUTOTUNE", [](const Config& c) { return Switch(c.autotune); },
      [](const Config& f, Config* t) { t->autotune = f.autotune; }},
-    {"GPU_OPERATIONS", [](const Config& c) { return std::string(c.gpu_operations_nccl ? "NCCL" : "MPI"); },
+    {"GPU_OPERATIONS",
+     [](const Config& c) { return std::string(c.gpu_operations_nccl ? "NCCL" : "MPI"); },
      [](const Config& f, Config* t) { t->gpu_operations_nccl = f.gpu_operations_nccl; }},
     {"HIERARCHICAL_ALLREDUCE", [](const Config& c) { return Switch(c.hierarchical_allreduce); },
      [](const Config& f, Config* t) { t->hierarchical_allreduce = f.hierarchical_allreduce; }},
-    {"STALL_CHECK_TIME_SECONDS", [](const Config& c) { return ShortestNumber(c.stall.check_seconds); },
+    {"STALL_CHECK_TIME_SECONDS",
+     [](const Config& c) { return ShortestNumber(c.stall.check_seconds); },
      [](const Config& f, Config* t) { t->stall.check_seconds = f.stall.check_seconds; }},
-    {"STALL_SHUTDOWN_TIME_SECONDS", [](const Config& c) { return ShortestNumber(c.stall.shutdown_seconds); },
+    {"STALL_SHUTDOWN_TIME_SECONDS",
+     [](const Config& c) { return ShortestNumber(c.stall.shutdown_seconds); },
      [](const Config& f, Config* t) { t->stall.shutdown_seconds = f.stall.shutdown_seconds; }},
     {"STALL_CHECK_DISABLE", [](const Config& c) { return Switch(!c.stall.enabled); },
      [](const Config& f, Config* t) { t->stall.enabled = f.stall.enabled; }},
@@ -68,7 +71,8 @@ std::string Decide(const std::vector<std::string>& described) {
   std::string errors;
   for (size_t r = 0; r < described.size(); ++r) {
     if (described[r].rfind("!", 0) == 0) {
-      errors += (errors.empty() ? "" : "; ") + RankNames().One(static_cast<int>(r)) + ": " + described[r].substr(1);
+      errors += (errors.empty() ? "" : "; ") + RankNames().One(static_cast<int>(r)) + ": " +
+                described[r].substr(1);
     }
   }
   if (!errors.empty()) return "!" + errors;
@@ -77,7 +81,8 @@ std::string Decide(const std::vector<std::string>& described) {
   std::string decision = described[0];
   for (size_t i = 0; i < std::size(kShared); ++i) {
     std::map<std::string, std::vector<int>> ranks_by_value;
-    for (size_t r = 0; r < values.size(); ++r) ranks_by_value[values[r][i]].push_back(static_cast<int>(r));
+    for (size_t r = 0; r < values.size(); ++r)
+      ranks_by_value[values[r][i]].push_back(static_cast<int>(r));
     if (ranks_by_value.size() == 1) continue;
     std::string each;
     for (const auto& [value, ranks] : ranks_by_value) {
@@ -108,8 +113,9 @@ Status Apply(const std::string& decision, int rank, Config* config) {
     const SharedSetting& setting = kShared[i];
     if (rank == 0 || setting.value(*config) != lines[i]) {
       HORDE_LOG(kWarning) << "HORDE_" << setting.suffix << " differs across ranks ("
-                          << lines[l].substr(lines[l].find(' ') + 1) << "); every rank uses rank 0's value, "
-                          << lines[i] << ": ranks with different values would not issue the same collectives";
+                          << lines[l].substr(lines[l].find(' ') + 1)
+                          << "); every rank uses rank 0's value, " << lines[i]
+                          << ": ranks with different values would not issue the same collectives";
     }
   }
   for (const auto& setting : kShared) setting.adopt(rank0, config);

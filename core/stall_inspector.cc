@@ -105,8 +105,8 @@ StallInspector::Findings Fail(const StallSettings& settings,
   const std::string limit = Setting(settings.shutdown_seconds);
   findings.report = "stall: these operations waited " + limit +
                     " s or more for ranks that have not submitted them, and fail "
-                    "(HORDE_STALL_SHUTDOWN_TIME_SECONDS=" + limit + ") on the ranks that did:\n" +
-                    Lines(expired, now) + kLikelyCauses;
+                    "(HORDE_STALL_SHUTDOWN_TIME_SECONDS=" +
+                    limit + ") on the ranks that did:\n" + Lines(expired, now) + kLikelyCauses;
   std::vector<std::string> names;
   for (const auto& pending : expired) names.push_back(pending.name);
   for (const auto& removed : table->Remove(names)) {
@@ -133,7 +133,8 @@ SteadyTime StallInspector::NextLimit(SteadyTime first) const {
     next = After(first, settings_.check_seconds);
     if (last_report_) next = std::max(next, After(*last_report_, settings_.check_seconds));
   }
-  if (settings_.shutdown_seconds > 0) next = std::min(next, After(first, settings_.shutdown_seconds));
+  if (settings_.shutdown_seconds > 0)
+    next = std::min(next, After(first, settings_.shutdown_seconds));
   return next;
 }
 

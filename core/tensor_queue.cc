@@ -28,8 +28,7 @@ Status TensorQueue::Add(std::vector<Request> requests, std::vector<TensorEntry> 
   return Status::Ok();
 }
 
-void TensorQueue::WaitForWork(std::chrono::microseconds timeout,
-                              std::chrono::microseconds spin) {
+void TensorQueue::WaitForWork(std::chrono::microseconds timeout, std::chrono::microseconds spin) {
   const auto spin_until = std::chrono::steady_clock::now() + std::min(spin, timeout);
   while (!has_new_requests_.load(std::memory_order_acquire) &&
          std::chrono::steady_clock::now() < spin_until) {

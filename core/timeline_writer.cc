@@ -73,9 +73,7 @@ void AppendTimelineEventJson(const TimelineEvent& event, std::string* out) {
       }
       out->append("}");
       return;
-    case TimelineEvent::Kind::kRowName:
-      AppendRowName(event, out);
-      return;
+    case TimelineEvent::Kind::kRowName: AppendRowName(event, out); return;
   }
 }
 
@@ -83,12 +81,13 @@ Status TimelineWriter::Open(const std::string& path, size_t wake_batch,
                             std::unique_ptr<TimelineWriter>* writer) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) {
-    return Status::InvalidArgument("timeline: cannot open '" + path + "' for writing: " +
-                                   std::strerror(errno) +
-                                   " (expected a writable file path, e.g. HORDE_TIMELINE=/tmp/timeline.json)");
+    return Status::InvalidArgument(
+        "timeline: cannot open '" + path + "' for writing: " + std::strerror(errno) +
+        " (expected a writable file path, e.g. HORDE_TIMELINE=/tmp/timeline.json)");
   }
   writer->reset(new TimelineWriter(path, file, wake_batch));
-  (*writer)->WriteText("[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"horde\"}}");
+  (*writer)->WriteText(
+      "[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"horde\"}}");
   std::fflush(file);
   (*writer)->thread_ = std::thread(&TimelineWriter::Run, writer->get());
   return Status::Ok();
@@ -122,7 +121,8 @@ Status TimelineWriter::Close() {
   thread_.join();
   WriteText("\n]\n");
   if (std::fclose(file_) != 0 && write_error_.ok()) {
-    write_error_ = Status::Internal("timeline: closing '" + path_ + "' failed: " + std::strerror(errno));
+    write_error_ = Status::Internal("timeline: closing '" + path_ +
+                                    "' failed: " + std::strerror(errno));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   closed_ = true;
@@ -133,7 +133,8 @@ void TimelineWriter::Run() {
   std::vector<TimelineEvent> batch;
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    wake_.wait_for(lock, kFlushInterval, [this] { return closing_ || queue_.size() >= wake_batch_; });
+    wake_.wait_for(lock, kFlushInterval,
+                   [this] { return closing_ || queue_.size() >= wake_batch_; });
     const bool last = closing_;
     batch.swap(queue_);
     lock.unlock();
@@ -150,7 +151,8 @@ void TimelineWriter::Write(const std::vector<TimelineEvent>& batch) {
   for (const TimelineEvent& event : batch) AppendTimelineEventJson(event, &text);
   WriteText(text);
   if (std::fflush(file_) != 0 && write_error_.ok()) {
-    write_error_ = Status::Internal("timeline: writing '" + path_ + "' failed: " + std::strerror(errno));
+    write_error_ = Status::Internal("timeline: writing '" + path_ +
+                                    "' failed: " + std::strerror(errno));
     HORDE_LOG(kWarning) << write_error_.message();
   }
 }
@@ -158,7 +160,8 @@ void TimelineWriter::Write(const std::vector<TimelineEvent>& batch) {
 void TimelineWriter::WriteText(const std::string& text) {
   if (!write_error_.ok()) return;  // the file is already incomplete; keep draining
   if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) {
-    write_error_ = Status::Internal("timeline: writing '" + path_ + "' failed: " + std::strerror(errno));
+    write_error_ = Status::Internal("timeline: writing '" + path_ +
+                                    "' failed: " + std::strerror(errno));
     HORDE_LOG(kWarning) << write_error_.message();
   }
 }

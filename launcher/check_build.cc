@@ -48,10 +48,8 @@ std::string DescribeHorde(const std::string& python) {
 
 std::string DescribeBuild(const Environment& env) {
   std::string python = FindPython(env);
-  return "horderun " + std::string(kVersion) + "\n" +
-         "MPI:     " + DescribeMpi(env) + "\n" +
-         "Python:  " + (python.empty() ? "not found" : python) + "\n" +
-         DescribeHorde(python);
+  return "horderun " + std::string(kVersion) + "\n" + "MPI:     " + DescribeMpi(env) + "\n" +
+         "Python:  " + (python.empty() ? "not found" : python) + "\n" + DescribeHorde(python);
 }
 
 }  // namespace horde::launcher

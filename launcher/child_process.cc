@@ -18,8 +18,7 @@ constexpr size_t kMaxOutput = 1 << 20;
 
 bool IsExecutableFile(const std::string& path) {
   struct stat info;
-  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-         access(path.c_str(), X_OK) == 0;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
 [[noreturn]] void ThrowErrno(const std::string& what) {

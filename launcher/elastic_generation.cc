@@ -23,7 +23,9 @@ constexpr auto kGrace = std::chrono::seconds(10);
 class StderrTap {
  public:
   explicit StderrTap(int fd) : fd_(fd) {}
-  ~StderrTap() { if (fd_ >= 0) close(fd_); }
+  ~StderrTap() {
+    if (fd_ >= 0) close(fd_);
+  }
 
   // Waits up to `timeout` for output and passes it on.
   void Pump(std::chrono::milliseconds timeout) {

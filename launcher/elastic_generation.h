@@ -18,11 +18,11 @@ constexpr int kResetExitCode = 75;
 // How one mpirun of an elastic job (a generation) ended.
 struct GenerationEnd {
   enum Kind {
-    kFinished,       // every rank exited 0: the training is done
-    kReset,          // the ranks asked to re-form (exit code kResetExitCode)
-    kRankFailed,     // a rank died or exited non-zero
-    kStopped,        // horderun got SIGINT, SIGTERM or SIGHUP and stopped the job
-    kCheckFailed,    // the periodic check threw (the discovery script failed)
+    kFinished,     // every rank exited 0: the training is done
+    kReset,        // the ranks asked to re-form (exit code kResetExitCode)
+    kRankFailed,   // a rank died or exited non-zero
+    kStopped,      // horderun got SIGINT, SIGTERM or SIGHUP and stopped the job
+    kCheckFailed,  // the periodic check threw (the discovery script failed)
   } kind = kFinished;
   int exit_code = 0;               // mpirun's
   std::optional<int> failed_rank;  // as its exit wrapper (rank_exit.h) or mpirun names it

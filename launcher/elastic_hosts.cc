@@ -40,10 +40,10 @@ std::string HostPool::Exclude(const std::string& host, Clock::time_point now) {
   // left out together do not all come back at once.
   double min = cooldown_->min_seconds, max = cooldown_->max_seconds;
   double jitter = std::uniform_real_distribution<double>(0, 1)(random_);
-  double seconds =
-      std::clamp(min * std::pow(2.0, std::min(entry.times, 30)) + jitter * min, min, max);
-  entry.until =
-      now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  double seconds = std::clamp(min * std::pow(2.0, std::min(entry.times, 30)) + jitter * min, min,
+                              max);
+  entry.until = now +
+                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f", seconds);
   return "host " + host + " is left out for " + text + " s (--blacklist-cooldown-range)";

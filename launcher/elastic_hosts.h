@@ -58,14 +58,14 @@ class HostPool {
   std::optional<CooldownRange> cooldown_;
   std::mt19937 random_{std::random_device{}()};
   struct LeftOut {
-    int times = 0;                                // how often this host was left out
+    int times = 0;                           // how often this host was left out
     std::optional<Clock::time_point> until;  // none: for the rest of the job
     bool out = false;
   };
   std::map<std::string, LeftOut> left_out_;
   struct Withheld {
-    int slots = 0;      // slots withheld from this local host
-    int reported = 0;   // its slots in the discovery output at the last failure
+    int slots = 0;     // slots withheld from this local host
+    int reported = 0;  // its slots in the discovery output at the last failure
   };
   std::map<std::string, Withheld> withheld_;
 };

@@ -45,7 +45,8 @@ class JobDirectory {
     std::string base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
     std::string pattern = base + "/horde-elastic-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
-      throw ElasticError("cannot create the job directory under " + base + ": expected a "
+      throw ElasticError("cannot create the job directory under " + base +
+                         ": expected a "
                          "writable /dev/shm or /tmp");
     }
     path_ = pattern;
@@ -71,10 +72,10 @@ struct Supervisor {
   std::set<std::string> reachable;  // remote hosts whose ssh check passed (since left out)
   std::set<std::string> ran_ranks;  // remote hosts that ran ranks: their commits to remove
   std::optional<JobDirectory> dir;
-  SshOptions ssh;                   // as every generation's JobSpec has them
+  SshOptions ssh;  // as every generation's JobSpec has them
   bool omp_notice_given = false;
   std::string self_path = std::filesystem::read_symlink("/proc/self/exe").string();
-  sigset_t signals;                 // blocked; picked up here and by RunGeneration
+  sigset_t signals;  // blocked; picked up here and by RunGeneration
   sigset_t old_mask;
 
   // Sleeps for `interval`, but a stop signal ends the wait (and the job) at once.
@@ -133,8 +134,8 @@ struct Supervisor {
                            std::to_string(min_np));
       }
       if (!said) {
-        std::cerr << "horderun: waiting for at least " << min_np << " slots (have " << slots
-                  << ")" << std::endl;
+        std::cerr << "horderun: waiting for at least " << min_np << " slots (have " << slots << ")"
+                  << std::endl;
         said = true;
       }
       Pause(kDiscoveryInterval);
@@ -185,7 +186,8 @@ struct Supervisor {
                                         [&] { return Discover() != hosts; });
       if (end.kind == GenerationEnd::kFinished) return 0;
       if (end.kind == GenerationEnd::kStopped) return 128 + end.stop_signal;
-      if (end.kind == GenerationEnd::kCheckFailed) throw ElasticError(end.message + "; job stopped");
+      if (end.kind == GenerationEnd::kCheckFailed)
+        throw ElasticError(end.message + "; job stopped");
       std::string reason = Reason(end, hosts);
       if (options.reset_limit && resets >= *options.reset_limit) {
         throw ElasticError("giving up: " + reason + ", and the job was already reset " +
@@ -206,8 +208,8 @@ struct Supervisor {
     for (const SshFailure& failure :
          RunOverSsh(hosts, ssh, options.start_timeout_seconds, FindProgram("ssh", env),
                     {"rm", "-rf", "--", QuoteShellWord(dir->path())})) {
-      std::cerr << "horderun: could not remove " << dir->path() << " on " << failure.host
-                << ": " << failure.reason << std::endl;
+      std::cerr << "horderun: could not remove " << dir->path() << " on " << failure.host << ": "
+                << failure.reason << std::endl;
     }
   }
 };
@@ -218,8 +220,8 @@ int RunElasticJob(const LauncherOptions& options, const Environment& env,
                   const LocalMachine& machine, const MpiInstall& mpi) {
   int np = options.num_proc.value_or(options.min_np.value_or(1));
   int min_np = options.min_np.value_or(np);
-  Supervisor supervisor{options, env, machine, mpi, min_np,
-                        options.max_np.value_or(std::max(np, min_np))};
+  Supervisor supervisor{options, env,    machine,
+                        mpi,     min_np, options.max_np.value_or(std::max(np, min_np))};
   sigset_t& signals = supervisor.signals;
   sigemptyset(&signals);
   for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&signals, signal);

@@ -13,9 +13,7 @@ using Environment = std::map<std::string, std::string>;
 struct EnvVar {
   std::string name;
   std::string value;
-  bool operator==(const EnvVar& other) const {
-    return name == other.name && value == other.value;
-  }
+  bool operator==(const EnvVar& other) const { return name == other.name && value == other.value; }
 };
 
 Environment CurrentEnvironment();

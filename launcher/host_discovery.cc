@@ -34,8 +34,10 @@ Host ParseLine(const std::string& line, const std::string& where, int default_sl
   if (colon != std::string::npos) {
     auto slots = ParseNonNegativeInteger(line.substr(colon + 1), 1000000);
     if (!slots || *slots == 0) {
-      throw DiscoveryError(where + ": expected 'host' or 'host:slots' with slots from 1 to "
-                           "1000000, got " + QuotedForMessage(line));
+      throw DiscoveryError(where +
+                           ": expected 'host' or 'host:slots' with slots from 1 to "
+                           "1000000, got " +
+                           QuotedForMessage(line));
     }
     host.slots = static_cast<int>(*slots);
   }
@@ -87,7 +89,8 @@ std::vector<Host> DiscoverHosts(const std::string& script, int default_slots,
   }
   if (run.timed_out) {
     throw DiscoveryError("host discovery script " + script + " did not finish within " +
-                         std::to_string(timeout.count() / 1000) + " s: it must print the "
+                         std::to_string(timeout.count() / 1000) +
+                         " s: it must print the "
                          "available hosts and exit");
   }
   if (run.exit_code != 0) {

@@ -36,18 +36,18 @@ Host ParseHostEntry(const std::string& entry) {
   static const std::string kFix = ": write host:slots, e.g. -H node1:4,node2:4";
   size_t colon = SlotsColon(entry);
   Host host{entry.substr(0, colon), 1};
-  if (host.name.empty()) throw UsageError("-H: " + QuotedForMessage(entry) + " has no host name" + kFix);
+  if (host.name.empty())
+    throw UsageError("-H: " + QuotedForMessage(entry) + " has no host name" + kFix);
   CheckHostName(host.name, "-H");
   if (colon != std::string::npos && !ParseSlots(entry.substr(colon + 1), &host.slots)) {
     throw UsageError("-H: " + QuotedForMessage(entry) + " has slots " +
-                     QuotedForMessage(entry.substr(colon + 1)) + ", expected a positive integer" + kFix);
+                     QuotedForMessage(entry.substr(colon + 1)) + ", expected a positive integer" +
+                     kFix);
   }
   return host;
 }
 
-std::string StripComment(const std::string& line) {
-  return line.substr(0, line.find('#'));
-}
+std::string StripComment(const std::string& line) { return line.substr(0, line.find('#')); }
 
 }  // namespace
 
@@ -72,9 +72,8 @@ std::vector<Host> ParseHostfile(const std::string& contents, const std::string& 
     Host host;
     std::string slots_word, extra;
     if (!(words >> host.name)) continue;  // blank or comment only
-    bool slots_ok = !(words >> slots_word) ||
-                    (slots_word.rfind("slots=", 0) == 0 &&
-                     ParseSlots(slots_word.substr(6), &host.slots));
+    bool slots_ok = !(words >> slots_word) || (slots_word.rfind("slots=", 0) == 0 &&
+                                               ParseSlots(slots_word.substr(6), &host.slots));
     const std::string where = "--hostfile " + path + ":" + std::to_string(number);
     CheckHostName(host.name, where);
     if (!slots_ok || (words >> extra)) {

@@ -9,9 +9,7 @@ namespace horde::launcher {
 struct Host {
   std::string name;
   int slots = 1;
-  bool operator==(const Host& other) const {
-    return name == other.name && slots == other.slots;
-  }
+  bool operator==(const Host& other) const { return name == other.name && slots == other.slots; }
 };
 
 // Parses -H's "host:slots,host:slots" ("host" alone means one slot). Throws UsageError.

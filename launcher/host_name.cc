@@ -46,7 +46,8 @@ std::optional<std::string> DnsNameProblem(const std::string& name) {
     const std::string label = name.substr(start, end - start);
     if (label.empty()) return "it has an empty label (two dots, or a dot at an end)";
     if (label.size() > kMaxLabelLength) {
-      return "its label " + QuotedForMessage(label.substr(0, 20) + "...") + " is longer than 63 characters";
+      return "its label " + QuotedForMessage(label.substr(0, 20) + "...") +
+             " is longer than 63 characters";
     }
     for (char c : label) {
       if (!IsLabelChar(c)) return "it contains " + QuotedForMessage(std::string(1, c));
@@ -63,7 +64,8 @@ std::optional<std::string> DnsNameProblem(const std::string& name) {
 
 std::optional<std::string> HostNameProblem(const std::string& name) {
   if (name.empty()) return "it is empty";
-  if (name.front() == '-') return "it starts with '-', which ssh and mpirun would read as an option";
+  if (name.front() == '-')
+    return "it starts with '-', which ssh and mpirun would read as an option";
   if (name.size() > kMaxNameLength) return "it is longer than 253 characters";
   if (name.front() == '[') return BracketedIpv6Problem(name);
   if (LooksLikeIpv4(name)) {
@@ -76,8 +78,8 @@ std::optional<std::string> HostNameProblem(const std::string& name) {
 
 void CheckHostName(const std::string& name, const std::string& source) {
   if (auto problem = HostNameProblem(name)) {
-    throw UsageError(source + ": host name " + QuotedForMessage(name) + " is not allowed: " +
-                     *problem + "; " + kExpected);
+    throw UsageError(source + ": host name " + QuotedForMessage(name) +
+                     " is not allowed: " + *problem + "; " + kExpected);
   }
 }
 

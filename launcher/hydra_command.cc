@@ -14,11 +14,12 @@ std::string JoinWith(const std::vector<std::string>& words, const std::string& s
 }  // namespace
 
 MpiCommand BuildHydraCommand(const JobSpec& job) {
-  std::vector<std::string> argv = {"mpirun", "-n", std::to_string(job.num_proc), "-hosts",
-                                   FormatHostList(job.hosts), "-bind-to", "none"};
+  std::vector<std::string> argv = {
+      "mpirun",   "-n",  std::to_string(job.num_proc), "-hosts", FormatHostList(job.hosts),
+      "-bind-to", "none"};
   if (!job.output_dir.empty()) {
-    AppendWords(argv, {"-outfile-pattern", job.output_dir + "/rank.%r.stdout",
-                       "-errfile-pattern", job.output_dir + "/rank.%r.stderr"});
+    AppendWords(argv, {"-outfile-pattern", job.output_dir + "/rank.%r.stdout", "-errfile-pattern",
+                       job.output_dir + "/rank.%r.stderr"});
   } else if (job.tag_output) {
     argv.push_back("-prepend-rank");
   }

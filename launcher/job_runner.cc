@@ -51,8 +51,8 @@ int Supervise(pid_t pid, const sigset_t& signals) {
   int stop_signal = 0;
   timespec grace{kGraceSeconds, 0};
   while (true) {
-    int signal =
-        stop_signal ? sigtimedwait(&signals, nullptr, &grace) : sigwaitinfo(&signals, nullptr);
+    int signal = stop_signal ? sigtimedwait(&signals, nullptr, &grace)
+                             : sigwaitinfo(&signals, nullptr);
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       return stop_signal ? 128 + stop_signal : ExitCodeOf(status);

@@ -35,8 +35,7 @@ HostChoice ChooseHosts(const LauncherOptions& options, const Environment& env,
             "--hostfile " + options.hostfile + " (" + FormatHostList(hosts) + ")"};
   }
   if (auto hosts = SlurmHosts(env)) {
-    return {*hosts, HostSource::kSlurm,
-            "the Slurm allocation (" + FormatHostList(*hosts) + ")"};
+    return {*hosts, HostSource::kSlurm, "the Slurm allocation (" + FormatHostList(*hosts) + ")"};
   }
   return {{{"localhost", machine.cores}}, HostSource::kLocal, "this machine"};
 }
@@ -45,12 +44,15 @@ int NumProc(const LauncherOptions& options, const HostChoice& choice) {
   int slots = TotalSlots(choice.hosts);
   if (!options.num_proc) {
     if (choice.source != HostSource::kLocal) return slots;
-    throw UsageError("-np is missing: say how many processes to start, e.g. "
-                     "horderun -np 2 python3 train.py");
+    throw UsageError(
+        "-np is missing: say how many processes to start, e.g. "
+        "horderun -np 2 python3 train.py");
   }
   if (*options.num_proc > slots && choice.source != HostSource::kLocal) {
-    throw UsageError("-np " + std::to_string(*options.num_proc) + " asks for more processes "
-                     "than the " + std::to_string(slots) + " slots of " + choice.description +
+    throw UsageError("-np " + std::to_string(*options.num_proc) +
+                     " asks for more processes "
+                     "than the " +
+                     std::to_string(slots) + " slots of " + choice.description +
                      ": lower -np or give more slots (host:slots)");
   }
   return *options.num_proc;
@@ -109,7 +111,9 @@ int MostRanksPerHost(const JobSpec& job) {
 
 std::string OmpThreadsNotice(const JobSpec& job) {
   return "OMP_NUM_THREADS is not set: every rank gets OMP_NUM_THREADS=1 (as with torchrun), "
-         "so that " + std::to_string(MostRanksPerHost(job)) + " ranks on one host do not "
+         "so that " +
+         std::to_string(MostRanksPerHost(job)) +
+         " ranks on one host do not "
          "each start a thread per core; set it to tune";
 }
 

@@ -27,8 +27,8 @@ int PositiveInt(const std::string& flag, const std::string& value, long long max
                 const std::string& example) {
   auto parsed = ParseNonNegativeInteger(value, max);
   if (!parsed || *parsed == 0) {
-    throw UsageError(flag + " expects a whole number from 1 to " + std::to_string(max) +
-                     ", got '" + value + "': e.g. " + flag + " " + example);
+    throw UsageError(flag + " expects a whole number from 1 to " + std::to_string(max) + ", got '" +
+                     value + "': e.g. " + flag + " " + example);
   }
   return static_cast<int>(*parsed);
 }
@@ -43,7 +43,8 @@ std::string NonEmpty(const std::string& flag, const std::string& value, const st
 std::string InterfaceNames(const std::string& value) {
   static const std::string kFix = ": e.g. --network-interface eth0 or --network-interface eth0,ib0";
   if (value.empty() || value.back() == ',') {
-    throw UsageError("--network-interface expects interface names, got " + QuotedForMessage(value) + kFix);
+    throw UsageError("--network-interface expects interface names, got " + QuotedForMessage(value) +
+                     kFix);
   }
   size_t start = 0;
   while (start < value.size()) {
@@ -55,8 +56,11 @@ std::string InterfaceNames(const std::string& value) {
                           c == '.' || c == ':';
                  });
     if (!valid) {
-      throw UsageError("--network-interface: " + QuotedForMessage(name) + " is not an interface "
-                       "name (1 to 15 letters, digits, '_', '-', '.' or ':', not starting with '-')" + kFix);
+      throw UsageError(
+          "--network-interface: " + QuotedForMessage(name) +
+          " is not an interface "
+          "name (1 to 15 letters, digits, '_', '-', '.' or ':', not starting with '-')" +
+          kFix);
     }
     start = end + 1;
   }
@@ -70,96 +74,141 @@ CooldownRange CooldownRangeOf(const std::string& value) {
   std::optional<long long> max;
   if (space != std::string::npos) max = ParseNonNegativeInteger(value.substr(space + 1), 86400 * 7);
   if (!min || !max || *min == 0 || *min > *max) {
-    throw UsageError("--blacklist-cooldown-range expects two whole numbers of seconds, MIN MAX "
-                     "with 1 <= MIN <= MAX <= 604800, got " + QuotedForMessage(value) +
-                     ": e.g. --blacklist-cooldown-range 10 100");
+    throw UsageError(
+        "--blacklist-cooldown-range expects two whole numbers of seconds, MIN MAX "
+        "with 1 <= MIN <= MAX <= 604800, got " +
+        QuotedForMessage(value) + ": e.g. --blacklist-cooldown-range 10 100");
   }
   return {static_cast<int>(*min), static_cast<int>(*max)};
 }
 
 const std::vector<OptionSpec>& OptionSpecs() {
   static const std::vector<OptionSpec> specs = {
-      {{"-np", "--num-proc"}, "N", "number of processes (default: all slots of the hosts)",
+      {{"-np", "--num-proc"},
+       "N",
+       "number of processes (default: all slots of the hosts)",
        [](LauncherOptions& o, const std::string& v) {
          o.num_proc = PositiveInt("-np", v, 1000000, "4");
        }},
-      {{"-H", "--hosts"}, "HOST:SLOTS,...", "hosts and how many ranks each runs",
+      {{"-H", "--hosts"},
+       "HOST:SLOTS,...",
+       "hosts and how many ranks each runs",
        [](LauncherOptions& o, const std::string& v) { o.hosts = ParseHostList(v); }},
-      {{"--hostfile"}, "FILE", "hosts from a file of 'host slots=N' lines",
+      {{"--hostfile"},
+       "FILE",
+       "hosts from a file of 'host slots=N' lines",
        [](LauncherOptions& o, const std::string& v) {
          o.hostfile = NonEmpty("--hostfile", v, "a file name");
        }},
-      {{"-p", "--ssh-port"}, "PORT", "ssh port of the remote hosts",
+      {{"-p", "--ssh-port"},
+       "PORT",
+       "ssh port of the remote hosts",
        [](LauncherOptions& o, const std::string& v) {
          o.ssh_port = PositiveInt("--ssh-port", v, 65535, "22");
        }},
-      {{"-i", "--ssh-identity-file"}, "FILE", "ssh private key for the remote hosts",
+      {{"-i", "--ssh-identity-file"},
+       "FILE",
+       "ssh private key for the remote hosts",
        [](LauncherOptions& o, const std::string& v) {
          o.ssh_identity_file = NonEmpty("--ssh-identity-file", v, "a key file");
        }},
-      {{"--network-interface"}, "IF[,IF]", "restrict MPI's TCP and NCCL's sockets to these",
-       [](LauncherOptions& o, const std::string& v) {
-         o.network_interface = InterfaceNames(v);
-       }},
-      {{"--start-timeout"}, "SECONDS", "how long each host may take to answer ssh (30)",
+      {{"--network-interface"},
+       "IF[,IF]",
+       "restrict MPI's TCP and NCCL's sockets to these",
+       [](LauncherOptions& o, const std::string& v) { o.network_interface = InterfaceNames(v); }},
+      {{"--start-timeout"},
+       "SECONDS",
+       "how long each host may take to answer ssh (30)",
        [](LauncherOptions& o, const std::string& v) {
          o.start_timeout_seconds = PositiveInt("--start-timeout", v, 86400, "30");
        }},
-      {{"--host-discovery-script"}, "SCRIPT",
+      {{"--host-discovery-script"},
+       "SCRIPT",
        "elastic job: SCRIPT prints the available 'host:slots', one per line",
        [](LauncherOptions& o, const std::string& v) {
          o.host_discovery_script = NonEmpty("--host-discovery-script", v, "a program");
        }},
-      {{"--min-np"}, "N", "elastic: the fewest ranks to train with (default: -np)",
-       [](LauncherOptions& o, const std::string& v) { o.min_np = PositiveInt("--min-np", v, 1000000, "2"); }},
-      {{"--max-np"}, "N", "elastic: the most ranks to grow to (default: -np)",
-       [](LauncherOptions& o, const std::string& v) { o.max_np = PositiveInt("--max-np", v, 1000000, "8"); }},
-      {{"--elastic-timeout"}, "SECONDS", "elastic: how long to wait for --min-np slots (600)",
+      {{"--min-np"},
+       "N",
+       "elastic: the fewest ranks to train with (default: -np)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.min_np = PositiveInt("--min-np", v, 1000000, "2");
+       }},
+      {{"--max-np"},
+       "N",
+       "elastic: the most ranks to grow to (default: -np)",
+       [](LauncherOptions& o, const std::string& v) {
+         o.max_np = PositiveInt("--max-np", v, 1000000, "8");
+       }},
+      {{"--elastic-timeout"},
+       "SECONDS",
+       "elastic: how long to wait for --min-np slots (600)",
        [](LauncherOptions& o, const std::string& v) {
          o.elastic_timeout_seconds = PositiveInt("--elastic-timeout", v, 86400 * 7, "600");
        }},
-      {{"--reset-limit"}, "K", "elastic: give up after K resets (default: no limit)",
+      {{"--reset-limit"},
+       "K",
+       "elastic: give up after K resets (default: no limit)",
        [](LauncherOptions& o, const std::string& v) {
          auto parsed = ParseNonNegativeInteger(v, 1000000);
-         if (!parsed) throw UsageError("--reset-limit expects a whole number from 0 to 1000000, got '" + v + "'");
+         if (!parsed)
+           throw UsageError("--reset-limit expects a whole number from 0 to 1000000, got '" + v +
+                            "'");
          o.reset_limit = static_cast<int>(*parsed);
        }},
-      {{"--blacklist-cooldown-range"}, "MIN MAX",
+      {{"--blacklist-cooldown-range"},
+       "MIN MAX",
        "elastic: a failed host comes back after MIN..MAX s (default: never)",
        [](LauncherOptions& o, const std::string& v) { o.blacklist_cooldown = CooldownRangeOf(v); },
        2},
-      {{"--slots-per-host"}, "S", "elastic: slots of a discovered host printed without ':slots' (1)",
+      {{"--slots-per-host"},
+       "S",
+       "elastic: slots of a discovered host printed without ':slots' (1)",
        [](LauncherOptions& o, const std::string& v) {
          o.slots_per_host = PositiveInt("--slots-per-host", v, 1000000, "4");
        }},
-      {{"--mpi-args"}, "\"ARGS\"",
+      {{"--mpi-args"},
+       "\"ARGS\"",
        "extra arguments for mpirun, split like a shell; passed on unchecked (trusted)",
        [](LauncherOptions& o, const std::string& v) {
          for (std::string& word : SplitShellWords(v, "--mpi-args")) o.mpi_args.push_back(word);
        }},
-      {{"--output-filename"}, "DIR", "also write each rank's output to files under DIR",
+      {{"--output-filename"},
+       "DIR",
+       "also write each rank's output to files under DIR",
        [](LauncherOptions& o, const std::string& v) {
          o.output_dir = NonEmpty("--output-filename", v, "a directory");
        }},
-      {{"--tag-output"}, "", "prefix every output line with the rank that wrote it",
+      {{"--tag-output"},
+       "",
+       "prefix every output line with the rank that wrote it",
        [](LauncherOptions& o, const std::string&) { o.tag_output = true; }},
-      {{"--verbose"}, "", "print the ssh checks and the mpirun command",
+      {{"--verbose"},
+       "",
+       "print the ssh checks and the mpirun command",
        [](LauncherOptions& o, const std::string&) { o.verbose = true; }},
-      {{"--dry-run"}, "", "print the command and environment, run nothing",
+      {{"--dry-run"},
+       "",
+       "print the command and environment, run nothing",
        [](LauncherOptions& o, const std::string&) { o.dry_run = true; }},
-      {{"--check-build"}, "", "print what this build supports",
+      {{"--check-build"},
+       "",
+       "print what this build supports",
        [](LauncherOptions& o, const std::string&) { o.check_build = true; }},
-      {{"--version"}, "", "print horderun's version",
+      {{"--version"},
+       "",
+       "print horderun's version",
        [](LauncherOptions& o, const std::string&) { o.show_version = true; }},
-      {{"-h", "--help"}, "", "print this help",
+      {{"-h", "--help"},
+       "",
+       "print this help",
        [](LauncherOptions& o, const std::string&) { o.show_help = true; }},
   };
   return specs;
 }
 
 // A tuning flag sets its variable; a repeated flag keeps its last value.
-void SetTuningVariable(LauncherOptions& options, const TuningFlag& flag,
-                       const std::string& value) {
+void SetTuningVariable(LauncherOptions& options, const TuningFlag& flag, const std::string& value) {
   std::string checked = TuningValue(flag, value);
   for (EnvVar& var : options.tuning_env) {
     if (var.name == flag.env_name) return void(var.value = checked);
@@ -168,8 +217,10 @@ void SetTuningVariable(LauncherOptions& options, const TuningFlag& flag,
 }
 
 OptionSpec TuningSpec(const TuningFlag& flag) {
-  return {{flag.flag}, flag.value_name, flag.help,
-          [&flag](LauncherOptions& o, const std::string& v) { SetTuningVariable(o, flag, v); }};
+  return {
+      {flag.flag}, flag.value_name, flag.help, [&flag](LauncherOptions& o, const std::string& v) {
+        SetTuningVariable(o, flag, v);
+      }};
 }
 
 std::optional<OptionSpec> FindSpec(const std::string& name) {
@@ -184,23 +235,26 @@ std::optional<OptionSpec> FindSpec(const std::string& name) {
 
 // The elastic flags only make sense together, and the rank counts must be ordered.
 void CheckElastic(const LauncherOptions& options) {
-  bool elastic_flags =
-      options.min_np || options.max_np || options.reset_limit || options.blacklist_cooldown;
+  bool elastic_flags = options.min_np || options.max_np || options.reset_limit ||
+                       options.blacklist_cooldown;
   if (!options.elastic()) {
     if (elastic_flags) {
-      throw UsageError("--min-np, --max-np, --reset-limit and --blacklist-cooldown-range are "
-                       "for elastic jobs: add --host-discovery-script SCRIPT");
+      throw UsageError(
+          "--min-np, --max-np, --reset-limit and --blacklist-cooldown-range are "
+          "for elastic jobs: add --host-discovery-script SCRIPT");
     }
     return;
   }
   if (!options.hosts.empty() || !options.hostfile.empty()) {
-    throw UsageError("--host-discovery-script gives the hosts of an elastic job: drop -H and --hostfile");
+    throw UsageError(
+        "--host-discovery-script gives the hosts of an elastic job: drop -H and --hostfile");
   }
   int np = options.num_proc.value_or(options.min_np.value_or(1));
   int min_np = options.min_np.value_or(np), max_np = options.max_np.value_or(std::max(np, min_np));
   if (min_np > np || np > max_np) {
     throw UsageError("elastic rank counts must satisfy --min-np <= -np <= --max-np, got " +
-                     std::to_string(min_np) + ", " + std::to_string(np) + ", " + std::to_string(max_np));
+                     std::to_string(min_np) + ", " + std::to_string(np) + ", " +
+                     std::to_string(max_np));
   }
 }
 
@@ -211,8 +265,9 @@ void CheckComplete(const LauncherOptions& options) {
   }
   CheckElastic(options);
   if (options.command.empty()) {
-    throw UsageError("no command to run: put it after the options, e.g. "
-                     "horderun -np 2 python3 train.py");
+    throw UsageError(
+        "no command to run: put it after the options, e.g. "
+        "horderun -np 2 python3 train.py");
   }
 }
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "launcher/check_build.h"
-#include "launcher/elastic_supervisor.h"
 #include "launcher/child_process.h"
+#include "launcher/elastic_supervisor.h"
 #include "launcher/job_runner.h"
 #include "launcher/job_spec.h"
 #include "launcher/launcher_options.h"
@@ -40,14 +40,14 @@ bool CheckHostsReachable(const JobSpec& job, const LauncherOptions& options,
   if (job.ssh_hosts.empty()) return true;
   std::string ssh = FindProgram("ssh", env);
   if (ssh.empty()) {
-    throw UsageError("ssh not found on PATH, and it is needed to start ranks on other hosts: "
-                     "install an ssh client (Debian: apt-get install openssh-client)");
+    throw UsageError(
+        "ssh not found on PATH, and it is needed to start ranks on other hosts: "
+        "install an ssh client (Debian: apt-get install openssh-client)");
   }
   if (options.verbose) {
     std::cerr << "horderun: checking ssh to " << job.ssh_hosts.size() << " host(s)\n";
   }
-  auto failures =
-      CheckSshReachability(job.ssh_hosts, job.ssh, options.start_timeout_seconds, ssh);
+  auto failures = CheckSshReachability(job.ssh_hosts, job.ssh, options.start_timeout_seconds, ssh);
   for (const SshFailure& failure : failures) {
     std::cerr << "horderun: " << DescribeSshFailure(failure, job.ssh) << "\n";
   }
@@ -68,7 +68,10 @@ int Run(const std::vector<std::string>& args) {
   if (options.check_build) return std::cout << DescribeBuild(env), 0;
 
   if (options.elastic()) {
-    if (options.dry_run) throw UsageError("--dry-run shows one mpirun command; an elastic job runs one per generation, printed as it starts with --verbose");
+    if (options.dry_run)
+      throw UsageError(
+          "--dry-run shows one mpirun command; an elastic job runs one per generation, printed as "
+          "it starts with --verbose");
     return RunElasticJob(options, env, ThisMachine(), DetectMpi(env));
   }
   JobSpec job = MakeJobSpec(options, env, ThisMachine());

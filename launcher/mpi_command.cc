@@ -8,12 +8,9 @@ namespace horde::launcher {
 
 MpiCommand BuildMpiCommand(MpiFlavor flavor, const JobSpec& job) {
   switch (flavor) {
-    case MpiFlavor::kOpenMpi:
-      return BuildOpenMpiCommand(job, /*prrte=*/false);
-    case MpiFlavor::kOpenMpiPrrte:
-      return BuildOpenMpiCommand(job, /*prrte=*/true);
-    case MpiFlavor::kHydra:
-      return BuildHydraCommand(job);
+    case MpiFlavor::kOpenMpi: return BuildOpenMpiCommand(job, /*prrte=*/false);
+    case MpiFlavor::kOpenMpiPrrte: return BuildOpenMpiCommand(job, /*prrte=*/true);
+    case MpiFlavor::kHydra: return BuildHydraCommand(job);
   }
   return {};
 }

@@ -41,8 +41,9 @@ std::optional<MpiInstall> ParseMpiVersion(const std::string& output) {
 MpiInstall DetectMpi(const Environment& env) {
   std::string path = FindProgram("mpirun", env);
   if (path.empty()) {
-    throw UsageError("mpirun not found on PATH: install Open MPI (Debian: apt-get install "
-                     "openmpi-bin) or MPICH, or add its bin folder to PATH");
+    throw UsageError(
+        "mpirun not found on PATH: install Open MPI (Debian: apt-get install "
+        "openmpi-bin) or MPICH, or add its bin folder to PATH");
   }
   CapturedRun run = RunCaptured({path, "--version"}, std::chrono::seconds(20));
   std::optional<MpiInstall> mpi = ParseMpiVersion(run.output);

@@ -30,8 +30,8 @@ MpiCommand BuildOpenMpiCommand(const JobSpec& job, bool prrte) {
     AppendWords(argv, {runtime_mca, prrte ? "plm_ssh_args" : "plm_rsh_args", rsh_args});
   }
   if (!job.network_interface.empty()) {
-    AppendWords(argv, {"--mca", "btl_tcp_if_include", job.network_interface,
-                       runtime_mca, "oob_tcp_if_include", job.network_interface});
+    AppendWords(argv, {"--mca", "btl_tcp_if_include", job.network_interface, runtime_mca,
+                       "oob_tcp_if_include", job.network_interface});
   }
   for (const std::string& name : job.forwarded_env) AppendWords(argv, {"-x", name});
   for (const EnvVar& var : job.set_env) AppendWords(argv, {"-x", var.name + "=" + var.value});

@@ -20,7 +20,10 @@ std::vector<std::string> SplitShellWords(const std::string& text, const std::str
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0; else word += c;
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
     } else if (quote == '"') {
       if (c == '"') {
         quote = 0;
@@ -58,7 +61,10 @@ std::string QuoteShellWord(const std::string& word) {
   if (!word.empty() && word.find_first_not_of(kSafe) == std::string::npos) return word;
   std::string quoted = "'";
   for (char c : word) {
-    if (c == '\'') quoted += "'\\''"; else quoted += c;
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
   }
   return quoted + "'";
 }

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "launcher/numbers.h"
 #include "launcher/host_name.h"
+#include "launcher/numbers.h"
 #include "launcher/usage_error.h"
 
 namespace horde::launcher {
@@ -46,8 +46,8 @@ std::vector<std::string> ExpandRanges(const std::string& ranges) {
     size_t dash = range.find('-');
     std::string first = range.substr(0, dash);
     unsigned long low = ParseNumber(first, ranges);
-    unsigned long high =
-        dash == std::string::npos ? low : ParseNumber(range.substr(dash + 1), ranges);
+    unsigned long high = dash == std::string::npos ? low
+                                                   : ParseNumber(range.substr(dash + 1), ranges);
     if (high < low) throw std::invalid_argument("range '" + range + "' runs backwards");
     if (high - low >= kMaxNodes) {
       throw std::invalid_argument("range '" + range + "' is too large");
@@ -115,8 +115,9 @@ std::optional<std::vector<Host>> SlurmHosts(const Environment& env) {
   if (nodelist == env.end() || nodelist->second.empty()) return std::nullopt;
   auto tasks_var = env.find("SLURM_TASKS_PER_NODE");
   if (tasks_var == env.end()) {
-    throw UsageError("SLURM_JOB_NODELIST is set but SLURM_TASKS_PER_NODE is not: run inside "
-                     "an allocation made by salloc/sbatch, or give the hosts with -H");
+    throw UsageError(
+        "SLURM_JOB_NODELIST is set but SLURM_TASKS_PER_NODE is not: run inside "
+        "an allocation made by salloc/sbatch, or give the hosts with -H");
   }
   std::vector<std::string> nodes;
   std::vector<int> tasks;
@@ -125,9 +126,9 @@ std::optional<std::vector<Host>> SlurmHosts(const Environment& env) {
     tasks = ExpandTasksPerNode(tasks_var->second);
   } catch (const std::invalid_argument& error) {
     throw UsageError("cannot read the Slurm allocation (SLURM_JOB_NODELIST=" +
-                     QuotedForMessage(nodelist->second) + ", SLURM_TASKS_PER_NODE=" +
-                     QuotedForMessage(tasks_var->second) + "): " + error.what() +
-                     "; give the hosts with -H instead");
+                     QuotedForMessage(nodelist->second) +
+                     ", SLURM_TASKS_PER_NODE=" + QuotedForMessage(tasks_var->second) +
+                     "): " + error.what() + "; give the hosts with -H instead");
   }
   if (nodes.size() != tasks.size()) {
     throw UsageError("the Slurm allocation lists " + std::to_string(nodes.size()) +

@@ -84,8 +84,8 @@ std::string DescribeSshFailure(const SshFailure& failure, const SshOptions& ssh)
   command.insert(command.end(), {"--", failure.host, "true"});
   // The host names here passed CheckHostName: nothing in them needs quoting.
   return "cannot reach " + failure.host + " over ssh (" + failure.reason + "): make `" +
-         JoinShellWords(command) + "` work from here without a password, or leave " +
-         failure.host + " out";
+         JoinShellWords(command) + "` work from here without a password, or leave " + failure.host +
+         " out";
 }
 
 }  // namespace horde::launcher

@@ -13,7 +13,8 @@ std::vector<std::string> SshOptionArgs(const SshOptions& ssh) {
 
 std::string SshOptionString(const SshOptions& ssh) {
   if (ssh.identity_file.find(' ') != std::string::npos) {
-    throw UsageError("--ssh-identity-file '" + ssh.identity_file + "' contains a space, which "
+    throw UsageError("--ssh-identity-file '" + ssh.identity_file +
+                     "' contains a space, which "
                      "mpirun cannot pass to ssh: use a key path without spaces");
   }
   std::string text;

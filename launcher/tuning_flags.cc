@@ -37,8 +37,7 @@ const std::vector<TuningFlag>& TuningFlags() {
       {"--timeline-mark-cycles", "HORDE_TIMELINE_MARK_CYCLES", Kind::kSwitch, "",
        "mark each negotiation round in the timeline"},
       {"--autotune", "HORDE_AUTOTUNE", Kind::kSwitch, "", "tune fusion and cycle time online"},
-      {"--autotune-log-file", "HORDE_AUTOTUNE_LOG", Kind::kText, "FILE",
-       "CSV log of autotuning"},
+      {"--autotune-log-file", "HORDE_AUTOTUNE_LOG", Kind::kText, "FILE", "CSV log of autotuning"},
       {"--stall-check-seconds", "HORDE_STALL_CHECK_TIME_SECONDS", Kind::kPositiveNumber, "SECONDS",
        "warn about ranks that stall this long"},
       {"--stall-shutdown-seconds", "HORDE_STALL_SHUTDOWN_TIME_SECONDS", Kind::kCount, "SECONDS",
@@ -60,8 +59,7 @@ const TuningFlag* FindTuningFlag(const std::string& flag) {
 
 std::string TuningValue(const TuningFlag& flag, const std::string& value) {
   switch (flag.kind) {
-    case TuningFlag::Kind::kSwitch:
-      return "1";
+    case TuningFlag::Kind::kSwitch: return "1";
     case TuningFlag::Kind::kMegabytes: {
       auto megabytes = ParseNonNegativeInteger(value, (1LL << 62) / kBytesPerMegabyte);
       if (!megabytes) Reject(flag, value, "a non-negative whole number of MB");
@@ -78,8 +76,7 @@ std::string TuningValue(const TuningFlag& flag, const std::string& value) {
     case TuningFlag::Kind::kText:
       if (value.empty()) Reject(flag, value, "a file name");
       return value;
-    case TuningFlag::Kind::kLogLevel:
-      return CheckedLogLevel(flag, value);
+    case TuningFlag::Kind::kLogLevel: return CheckedLogLevel(flag, value);
   }
   return value;
 }

@@ -9,8 +9,8 @@ namespace horde::launcher {
 // rank gets, with the value in the form the runtime reads (e.g. MB become bytes).
 struct TuningFlag {
   enum class Kind { kSwitch, kMegabytes, kCount, kPositiveNumber, kText, kLogLevel };
-  std::string flag;        // "--cycle-time-ms"
-  std::string env_name;    // "HORDE_CYCLE_TIME"
+  std::string flag;      // "--cycle-time-ms"
+  std::string env_name;  // "HORDE_CYCLE_TIME"
   Kind kind;
   std::string value_name;  // for --help: "MB"; empty for a switch
   std::string help;        // one line for --help

@@ -45,7 +45,8 @@ void DotsOf(const void* left, const void* right, int64_t count, Dots* dots) {
 }
 
 template <typename Codec>
-void CombineAs(void* mine, const void* theirs, int64_t count, double mine_coeff, double their_coeff) {
+void CombineAs(void* mine, const void* theirs, int64_t count, double mine_coeff,
+               double their_coeff) {
   auto* a = static_cast<typename Codec::Raw*>(mine);
   const auto* b = static_cast<const typename Codec::Raw*>(theirs);
   for (int64_t i = 0; i < count; ++i) {
@@ -62,7 +63,8 @@ Coefficients CoefficientsOf(const Dots& dots) {
   return c;
 }
 
-void AccumulateDots(DataType dtype, const void* left, const void* right, int64_t count, Dots* dots) {
+void AccumulateDots(DataType dtype, const void* left, const void* right, int64_t count,
+                    Dots* dots) {
   switch (dtype) {
     case DataType::kFloat16: return DotsOf<Float16>(left, right, count, dots);
     case DataType::kBFloat16: return DotsOf<BFloat16>(left, right, count, dots);
@@ -75,10 +77,14 @@ void AccumulateDots(DataType dtype, const void* left, const void* right, int64_t
 void Combine(DataType dtype, void* mine, const void* theirs, int64_t count, double mine_coeff,
              double their_coeff) {
   switch (dtype) {
-    case DataType::kFloat16: return CombineAs<Float16>(mine, theirs, count, mine_coeff, their_coeff);
-    case DataType::kBFloat16: return CombineAs<BFloat16>(mine, theirs, count, mine_coeff, their_coeff);
-    case DataType::kFloat32: return CombineAs<Native<float>>(mine, theirs, count, mine_coeff, their_coeff);
-    case DataType::kFloat64: return CombineAs<Native<double>>(mine, theirs, count, mine_coeff, their_coeff);
+    case DataType::kFloat16:
+      return CombineAs<Float16>(mine, theirs, count, mine_coeff, their_coeff);
+    case DataType::kBFloat16:
+      return CombineAs<BFloat16>(mine, theirs, count, mine_coeff, their_coeff);
+    case DataType::kFloat32:
+      return CombineAs<Native<float>>(mine, theirs, count, mine_coeff, their_coeff);
+    case DataType::kFloat64:
+      return CombineAs<Native<double>>(mine, theirs, count, mine_coeff, their_coeff);
     default: return;
   }
 }
@@ -128,7 +134,8 @@ void CombineWindow(DataType dtype, const TensorLayout& layout, const Window& win
     if (part.count() == 0) continue;
     const Coefficients c = CoefficientsOf(dots[i]);
     const int64_t at = (part.begin - window.begin) * element_size;
-    Combine(dtype, mine + at, theirs + at, part.count(), upper ? c.right : c.left, upper ? c.left : c.right);
+    Combine(dtype, mine + at, theirs + at, part.count(), upper ? c.right : c.left,
+            upper ? c.left : c.right);
   }
 }
 

@@ -21,8 +21,9 @@ Status CudaDevices::Stream(int device, cudaStream_t* stream) {
   auto found = devices_.find(device);
   if (found == devices_.end()) {
     Device created;
-    HORDE_RETURN_IF_ERROR(CheckCuda(cudaStreamCreateWithFlags(&created.stream, cudaStreamNonBlocking),
-                                    "cudaStreamCreateWithFlags", what));
+    HORDE_RETURN_IF_ERROR(
+        CheckCuda(cudaStreamCreateWithFlags(&created.stream, cudaStreamNonBlocking),
+                  "cudaStreamCreateWithFlags", what));
     found = devices_.emplace(device, created).first;
   }
   *stream = found->second.stream;
@@ -34,11 +35,13 @@ Status CudaDevices::FusionBuffer(int device, int64_t bytes, char** buffer) {
   HORDE_RETURN_IF_ERROR(Stream(device, &stream));
   Device& d = devices_[device];
   if (d.fusion_bytes < bytes) {
-    const std::string what = "fusion buffer of " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(device);
+    const std::string what = "fusion buffer of " + std::to_string(bytes) +
+                             " bytes on cuda:" + std::to_string(device);
     char* grown = nullptr;
-    HORDE_RETURN_IF_ERROR(CheckCuda(cudaMallocAsync(reinterpret_cast<void**>(&grown), bytes, stream),
-                                    "cudaMallocAsync", what));
-    if (d.fusion != nullptr) HORDE_RETURN_IF_ERROR(CheckCuda(cudaFreeAsync(d.fusion, stream), "cudaFreeAsync", what));
+    HORDE_RETURN_IF_ERROR(CheckCuda(
+        cudaMallocAsync(reinterpret_cast<void**>(&grown), bytes, stream), "cudaMallocAsync", what));
+    if (d.fusion != nullptr)
+      HORDE_RETURN_IF_ERROR(CheckCuda(cudaFreeAsync(d.fusion, stream), "cudaFreeAsync", what));
     d.fusion = grown;
     d.fusion_bytes = bytes;
   }
@@ -46,7 +49,8 @@ Status CudaDevices::FusionBuffer(int device, int64_t bytes, char** buffer) {
   return Status::Ok();
 }
 
-Status WaitForInputs(const std::vector<TensorEntry>& entries, cudaStream_t stream, const std::string& what) {
+Status WaitForInputs(const std::vector<TensorEntry>& entries, cudaStream_t stream,
+                     const std::string& what) {
   bool after_legacy = false;
   for (const auto& entry : entries) {
     auto* cuda = dynamic_cast<CudaReadyEvent*>(entry.ready_event.get());
@@ -54,7 +58,8 @@ Status WaitForInputs(const std::vector<TensorEntry>& entries, cudaStream_t strea
       after_legacy = true;
       continue;
     }
-    HORDE_RETURN_IF_ERROR(CheckCuda(cudaStreamWaitEvent(stream, cuda->event(), 0), "cudaStreamWaitEvent", what));
+    HORDE_RETURN_IF_ERROR(
+        CheckCuda(cudaStreamWaitEvent(stream, cuda->event(), 0), "cudaStreamWaitEvent", what));
   }
   return after_legacy ? WaitForLegacyStream(stream, what) : Status::Ok();
 }
@@ -64,7 +69,8 @@ Status WaitForLegacyStream(cudaStream_t stream, const std::string& what) {
   HORDE_RETURN_IF_ERROR(CheckCuda(cudaEventCreateWithFlags(&legacy, cudaEventDisableTiming),
                                   "cudaEventCreateWithFlags", what));
   Status status = CheckCuda(cudaEventRecord(legacy, cudaStreamLegacy), "cudaEventRecord", what);
-  if (status.ok()) status = CheckCuda(cudaStreamWaitEvent(stream, legacy, 0), "cudaStreamWaitEvent", what);
+  if (status.ok())
+    status = CheckCuda(cudaStreamWaitEvent(stream, legacy, 0), "cudaStreamWaitEvent", what);
   cudaEventDestroy(legacy);  // released once the wait is satisfied
   return status;
 }

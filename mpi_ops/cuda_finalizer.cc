@@ -14,7 +14,8 @@ constexpr std::chrono::microseconds kPollInterval(20);
 
 }  // namespace
 
-CudaFinalizer::CudaFinalizer(NcclCommunicators& comms) : comms_(comms), thread_([this] { Loop(); }) {}
+CudaFinalizer::CudaFinalizer(NcclCommunicators& comms)
+    : comms_(comms), thread_([this] { Loop(); }) {}
 
 CudaFinalizer::~CudaFinalizer() {
   {
@@ -25,8 +26,9 @@ CudaFinalizer::~CudaFinalizer() {
   thread_.join();
 }
 
-Status CudaFinalizer::CompleteAfter(std::vector<TensorEntry>& entries, int device, cudaStream_t stream,
-                                    ncclComm_t comm, const std::string& what, const Status& enqueued) {
+Status CudaFinalizer::CompleteAfter(std::vector<TensorEntry>& entries, int device,
+                                    cudaStream_t stream, ncclComm_t comm, const std::string& what,
+                                    const Status& enqueued) {
   Pending pending;
   pending.device = device;
   pending.comm = comm;
@@ -113,9 +115,10 @@ void CudaFinalizer::Finish(std::list<Pending>& done) {
   for (auto& finished : done) {
     cudaSetDevice(finished.device);
     // A failed query (e.g. a kernel fault) fails the op with CUDA's text.
-    const Status status = finished.failure.ok() ? CheckCuda(cudaEventQuery(finished.event), "cudaEventQuery",
-                                                            "completion of " + finished.what)
-                                                : finished.failure;
+    const Status status = finished.failure.ok()
+                              ? CheckCuda(cudaEventQuery(finished.event), "cudaEventQuery",
+                                          "completion of " + finished.what)
+                              : finished.failure;
     cudaEventDestroy(finished.event);
     for (auto& entry : finished.entries) entry.callback(status);
   }

@@ -39,8 +39,9 @@ class CudaFinalizer {
   // communicator the work used; `what` names the op in errors. A failed `enqueued` (the
   // op stopped halfway) still waits for what was queued before failing the entries, so
   // their memory is not released under the stream.
-  Status CompleteAfter(std::vector<TensorEntry>& entries, int device, cudaStream_t stream, ncclComm_t comm,
-                       const std::string& what, const Status& enqueued = Status::Ok());
+  Status CompleteAfter(std::vector<TensorEntry>& entries, int device, cudaStream_t stream,
+                       ncclComm_t comm, const std::string& what,
+                       const Status& enqueued = Status::Ok());
   // Marks the pending operations on `comm` as failed by `error` and stops watching
   // `comm`; returns how many there were. To be called, under the communicators'
   // Enqueueing() lock, just before aborting `comm`.

@@ -9,13 +9,16 @@ namespace mpi {
 
 Status CudaIdentity::Create(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device,
                             cudaStream_t stream, std::shared_ptr<Tensor>* out) {
-  const std::string what = "the identity a joined rank contributes, on cuda:" + std::to_string(device);
+  const std::string what = "the identity a joined rank contributes, on cuda:" +
+                           std::to_string(device);
   std::shared_ptr<CudaIdentity> identity(new CudaIdentity(dtype, shape, device, stream));
   const int64_t bytes = identity->size_bytes();
   if (bytes > 0) {
-    HORDE_RETURN_IF_ERROR(CheckCuda(cudaMallocAsync(&identity->data_, bytes, stream), "cudaMallocAsync", what));
-    HORDE_RETURN_IF_ERROR(CheckCuda(FillDeviceBuffer(identity->data_, NumElements(shape), IdentityOf(dtype, op), stream),
-                                    "identity fill", what));
+    HORDE_RETURN_IF_ERROR(
+        CheckCuda(cudaMallocAsync(&identity->data_, bytes, stream), "cudaMallocAsync", what));
+    HORDE_RETURN_IF_ERROR(CheckCuda(
+        FillDeviceBuffer(identity->data_, NumElements(shape), IdentityOf(dtype, op), stream),
+        "identity fill", what));
   }
   *out = std::move(identity);
   return Status::Ok();

@@ -17,8 +17,8 @@ namespace mpi {
 // device), so neither end synchronizes the device.
 class CudaIdentity : public Tensor {
  public:
-  static Status Create(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device, cudaStream_t stream,
-                       std::shared_ptr<Tensor>* out);
+  static Status Create(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device,
+                       cudaStream_t stream, std::shared_ptr<Tensor>* out);
   ~CudaIdentity() override;
   CudaIdentity(const CudaIdentity&) = delete;
   CudaIdentity& operator=(const CudaIdentity&) = delete;

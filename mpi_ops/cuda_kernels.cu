@@ -1,11 +1,11 @@
-#include "mpi_ops/cuda_kernels.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+
+#include "mpi_ops/cuda_kernels.h"
 
 namespace horde {
 namespace mpi {
@@ -28,7 +28,8 @@ __global__ void CopySpans(SpanBatch batch) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t done = 0;
-  const bool aligned = ((reinterpret_cast<uintptr_t>(source) | reinterpret_cast<uintptr_t>(destination)) & 15) == 0;
+  const bool aligned =
+      ((reinterpret_cast<uintptr_t>(source) | reinterpret_cast<uintptr_t>(destination)) & 15) == 0;
   if (aligned) {
     const int64_t words = span.bytes / 16;
     const int4* from = reinterpret_cast<const int4*>(source);
@@ -59,7 +60,8 @@ __device__ T Clamped(double value, Range<T> range) {
 template <typename T>
 __global__ void Scale(T* data, int64_t count, double factor, Range<T> range) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     data[i] = Clamped<T>(static_cast<double>(data[i]) * factor, range);
   }
 }
@@ -71,7 +73,8 @@ __global__ void ScaleFloat(T* data, int64_t count, double factor);
 template <>
 __global__ void ScaleFloat<double>(double* data, int64_t count, double factor) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     data[i] *= factor;
   }
 }
@@ -80,7 +83,8 @@ __global__ void ScaleFloat<double>(double* data, int64_t count, double factor) {
 template <typename T>
 __global__ void Divide(T* data, int64_t count, int64_t divisor) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     data[i] = static_cast<T>(static_cast<int64_t>(data[i]) / divisor);
   }
 }
@@ -89,14 +93,17 @@ template <>
 __global__ void ScaleFloat<float>(float* data, int64_t count, double factor) {
   const float f = static_cast<float>(factor);
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) data[i] *= f;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride)
+    data[i] *= f;
 }
 
 template <>
 __global__ void ScaleFloat<__half>(__half* data, int64_t count, double factor) {
   const float f = static_cast<float>(factor);
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     data[i] = __float2half(__half2float(data[i]) * f);
   }
 }
@@ -105,7 +112,8 @@ template <>
 __global__ void ScaleFloat<__nv_bfloat16>(__nv_bfloat16* data, int64_t count, double factor) {
   const float f = static_cast<float>(factor);
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     data[i] = __float2bfloat16(__bfloat162float(data[i]) * f);
   }
 }
@@ -114,7 +122,9 @@ __global__ void ScaleFloat<__nv_bfloat16>(__nv_bfloat16* data, int64_t count, do
 template <typename T>
 __global__ void Fill(T* data, int64_t count, T value) {
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) data[i] = value;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride)
+    data[i] = value;
 }
 
 int BlocksFor(int64_t count) {
@@ -128,7 +138,8 @@ void ClearLastError() { static_cast<void>(cudaGetLastError()); }
 template <typename T>
 cudaError_t LaunchScale(void* data, int64_t count, double factor, cudaStream_t stream) {
   ClearLastError();
-  Scale<T><<<BlocksFor(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, factor, Range<T>());
+  Scale<T>
+      <<<BlocksFor(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, factor, Range<T>());
   return cudaGetLastError();
 }
 
@@ -146,7 +157,8 @@ cudaError_t LaunchDivide(void* data, int64_t count, int64_t divisor, cudaStream_
   return cudaGetLastError();
 }
 
-cudaError_t DivideIntegers(void* data, int64_t count, DataType dtype, int64_t divisor, cudaStream_t stream) {
+cudaError_t DivideIntegers(void* data, int64_t count, DataType dtype, int64_t divisor,
+                           cudaStream_t stream) {
   switch (dtype) {
     case DataType::kUInt8: return LaunchDivide<uint8_t>(data, count, divisor, stream);
     case DataType::kInt8: return LaunchDivide<int8_t>(data, count, divisor, stream);
@@ -158,7 +170,8 @@ cudaError_t DivideIntegers(void* data, int64_t count, DataType dtype, int64_t di
 }
 
 template <typename T>
-cudaError_t LaunchFill(void* data, int64_t count, const IdentityElement& element, cudaStream_t stream) {
+cudaError_t LaunchFill(void* data, int64_t count, const IdentityElement& element,
+                       cudaStream_t stream) {
   T value;
   std::memcpy(&value, element.bytes.data(), sizeof(T));
   ClearLastError();
@@ -178,7 +191,8 @@ cudaError_t BatchedDeviceCopy(const std::vector<CopySpan>& spans, cudaStream_t s
       largest = std::max(largest, batch.spans[i].bytes);
     }
     if (largest == 0) continue;
-    const int blocks = static_cast<int>(std::min<int64_t>((largest / 16 + kThreads - 1) / kThreads + 1, kMaxBlocksPerSpan));
+    const int blocks = static_cast<int>(
+        std::min<int64_t>((largest / 16 + kThreads - 1) / kThreads + 1, kMaxBlocksPerSpan));
     ClearLastError();
     CopySpans<<<dim3(blocks, n), kThreads, 0, stream>>>(batch);
     const cudaError_t launched = cudaGetLastError();
@@ -205,9 +219,11 @@ cudaError_t ScaleDeviceBuffer(void* data, int64_t count, DataType dtype, double 
   return cudaErrorInvalidValue;
 }
 
-cudaError_t FillDeviceBuffer(void* data, int64_t count, const IdentityElement& element, cudaStream_t stream) {
+cudaError_t FillDeviceBuffer(void* data, int64_t count, const IdentityElement& element,
+                             cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  if (element.zero()) return cudaMemsetAsync(data, 0, static_cast<size_t>(count * element.size), stream);
+  if (element.zero())
+    return cudaMemsetAsync(data, 0, static_cast<size_t>(count * element.size), stream);
   switch (element.size) {
     case 1: return LaunchFill<uint8_t>(data, count, element, stream);
     case 2: return LaunchFill<uint16_t>(data, count, element, stream);
@@ -217,11 +233,12 @@ cudaError_t FillDeviceBuffer(void* data, int64_t count, const IdentityElement& e
   return cudaErrorInvalidValue;
 }
 
-cudaError_t PostscaleDeviceBuffer(void* data, int64_t count, DataType dtype, const Postscale& postscale,
-                                  cudaStream_t stream) {
+cudaError_t PostscaleDeviceBuffer(void* data, int64_t count, DataType dtype,
+                                  const Postscale& postscale, cudaStream_t stream) {
   if (count == 0 || postscale.identity() || dtype == DataType::kBool) return cudaSuccess;
   if (IsFloatingPoint(dtype)) {
-    return ScaleDeviceBuffer(data, count, dtype, postscale.factor / static_cast<double>(postscale.divisor), stream);
+    return ScaleDeviceBuffer(data, count, dtype,
+                             postscale.factor / static_cast<double>(postscale.divisor), stream);
   }
   if (postscale.divisor != 1) {
     const cudaError_t divided = DivideIntegers(data, count, dtype, postscale.divisor, stream);

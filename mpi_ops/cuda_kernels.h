@@ -31,12 +31,13 @@ cudaError_t ScaleDeviceBuffer(void* data, int64_t count, DataType dtype, double 
                               cudaStream_t stream);
 
 // Fills `count` elements of device memory at `data` with `element`, on `stream`.
-cudaError_t FillDeviceBuffer(void* data, int64_t count, const IdentityElement& element, cudaStream_t stream);
+cudaError_t FillDeviceBuffer(void* data, int64_t count, const IdentityElement& element,
+                             cudaStream_t stream);
 
 // Applies `postscale` to `count` reduced elements on `stream`: integers are divided
 // exactly, then scaled (see mpi_ops/postscale.h).
-cudaError_t PostscaleDeviceBuffer(void* data, int64_t count, DataType dtype, const Postscale& postscale,
-                                  cudaStream_t stream);
+cudaError_t PostscaleDeviceBuffer(void* data, int64_t count, DataType dtype,
+                                  const Postscale& postscale, cudaStream_t stream);
 
 }  // namespace mpi
 }  // namespace horde

@@ -26,7 +26,8 @@ void FusionCopier::CopyIn(int64_t begin, int64_t end) const {
     if (offsets_[i] >= end) break;
     const int64_t from = std::max(begin, offsets_[i]);
     const int64_t data_end = std::min(end, offsets_[i] + sizes_[i]);
-    if (data_end > from) std::memcpy(buffer_ + from, inputs_[i] + (from - offsets_[i]), data_end - from);
+    if (data_end > from)
+      std::memcpy(buffer_ + from, inputs_[i] + (from - offsets_[i]), data_end - from);
     const int64_t pad_from = std::max(from, offsets_[i] + sizes_[i]);
     const int64_t pad_end = std::min(end, padded_end);
     if (pad_end > pad_from) std::memset(buffer_ + pad_from, 0, pad_end - pad_from);

@@ -21,17 +21,18 @@ namespace horde {
 namespace mpi {
 
 void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
-                    const std::shared_ptr<MpiDatatypes>& types, const std::shared_ptr<Timeline>& timeline,
-                    const GpuSettings& settings) {
+                    const std::shared_ptr<MpiDatatypes>& types,
+                    const std::shared_ptr<Timeline>& timeline, const GpuSettings& settings) {
   auto resources = std::make_shared<NcclResources>(context, timeline);
-  ops->SetDeviceIdentity([resources](DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device,
-                                      std::shared_ptr<Tensor>* out) {
+  ops->SetDeviceIdentity([resources](DataType dtype, ReduceOp op, const TensorShape& shape,
+                                     int32_t device, std::shared_ptr<Tensor>* out) {
     cudaStream_t stream;
     HORDE_RETURN_IF_ERROR(resources->devices.Stream(device, &stream));
     return CudaIdentity::Create(dtype, op, shape, device, stream, out);
   });
   // Before every other GPU allreduce, none of which has Adasum.
-  ops->Register(OpType::kAllreduce, std::make_unique<HostStagedAdasum>(resources, context, timeline));
+  ops->Register(OpType::kAllreduce,
+                std::make_unique<HostStagedAdasum>(resources, context, timeline));
   if (settings.use_nccl) {
     if (settings.hierarchical_allreduce) {
       ops->Register(OpType::kAllreduce, std::make_unique<HierarchicalAllreduce>(resources, types));
@@ -47,7 +48,8 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
   auto staged = [&](std::unique_ptr<CollectiveOp> host_op) {
     return std::make_unique<HostStagedOp>(resources, std::move(host_op));
   };
-  ops->Register(OpType::kAllreduce, staged(std::make_unique<MpiAllreduce>(context, types, timeline)));
+  ops->Register(OpType::kAllreduce,
+                staged(std::make_unique<MpiAllreduce>(context, types, timeline)));
   ops->Register(OpType::kAllgather, staged(std::make_unique<MpiAllgather>(context)));
   ops->Register(OpType::kBroadcast, staged(std::make_unique<MpiBroadcast>(context)));
   ops->Register(OpType::kAlltoall, staged(std::make_unique<MpiAlltoall>(context)));

@@ -23,8 +23,8 @@ struct GpuSettings {
 // to be called before the host ones are registered. A build without CUDA and NCCL
 // (gpu_ops_none.cc) registers nothing, so GPU tensors fail with "this build has no ...".
 void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
-                    const std::shared_ptr<MpiDatatypes>& types, const std::shared_ptr<Timeline>& timeline,
-                    const GpuSettings& settings);
+                    const std::shared_ptr<MpiDatatypes>& types,
+                    const std::shared_ptr<Timeline>& timeline, const GpuSettings& settings);
 
 // Whether this build has the GPU path (for nccl_built() / cuda_built()).
 bool GpuOpsBuilt();

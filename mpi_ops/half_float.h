@@ -24,8 +24,9 @@ inline float BFloat16ToFloat(uint16_t h) { return BitsToFloat(static_cast<uint32
 
 inline uint16_t FloatToBFloat16(float f) {
   uint32_t bits = FloatToBits(f);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
-  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
+  bits += 0x7fffu + ((bits >> 16) & 1u);                // round to nearest even
   return static_cast<uint16_t>(bits >> 16);
 }
 
@@ -46,8 +47,8 @@ inline uint16_t FloatToFloat16(float f) {
   uint32_t bits = FloatToBits(f);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return sign | 0x7e00u;      // NaN
-  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;     // rounds to infinity
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // rounds to infinity
   if (magnitude < 0x38800000u) {
     // Subnormal or zero in half precision: scale so the integer part is the mantissa,
     // rounding to nearest even through float addition.

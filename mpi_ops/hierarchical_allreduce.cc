@@ -19,16 +19,18 @@ HierarchicalAllreduce::~HierarchicalAllreduce() {
   if (cross_ != MPI_COMM_NULL) MPI_Comm_free(&cross_);
 }
 
-bool HierarchicalAllreduce::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+bool HierarchicalAllreduce::Enabled(const Response& response,
+                                    const std::vector<TensorEntry>& entries) const {
   const Topology& topology = r_->mpi->topology();
-  return topology.cross_size > 1 && topology.homogeneous && NcclAllreduce::Enabled(response, entries);
+  return topology.cross_size > 1 && topology.homogeneous &&
+         NcclAllreduce::Enabled(response, entries);
 }
 
 Status HierarchicalAllreduce::EnsureCommunicators() {
   if (node_ != MPI_COMM_NULL) return Status::Ok();
   const Topology& topology = r_->mpi->topology();
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_split_type(r_->mpi->world(), MPI_COMM_TYPE_SHARED, topology.rank,
-                                                     MPI_INFO_NULL, &node_),
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_split_type(r_->mpi->world(), MPI_COMM_TYPE_SHARED,
+                                                     topology.rank, MPI_INFO_NULL, &node_),
                                  "MPI_Comm_split_type (hierarchical allreduce)"));
   int local_rank = 0;
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
@@ -41,14 +43,16 @@ Status HierarchicalAllreduce::Communicator(int device, const std::string& what, 
   return r_->comms.GetOver(node_, "node", device, what, comm);
 }
 
-Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response, NcclLaunch& launch) {
+Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response,
+                                     NcclLaunch& launch) {
   int local_rank = 0, local_size = 1;
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_size(node_, &local_size), "MPI_Comm_size"));
   ncclDataType_t type;
   NcclType(response.dtype, &type);
   // Average sums everywhere and divides once by the world size at the end.
-  const ReduceOp reduce = response.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum : response.reduce_op;
+  const ReduceOp reduce = response.reduce_op == ReduceOp::kAverage ? ReduceOp::kSum
+                                                                   : response.reduce_op;
   const ncclRedOp_t op = NcclOp(reduce, response.dtype);
   const int64_t element_size = DataTypeSize(response.dtype);
   const std::string& what = launch.what();
@@ -66,12 +70,14 @@ Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& 
     staging_agreed_ = staging;
   }
 
-  HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, launch.stream()),
-                                  "prescale kernel", what));
+  HORDE_RETURN_IF_ERROR(
+      CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, launch.stream()),
+                "prescale kernel", what));
   HORDE_RETURN_IF_ERROR(launch.Nccl([&](ncclComm_t node, cudaStream_t stream) {
     if (shard > 0) {
-      HORDE_RETURN_IF_ERROR(CheckNccl(ncclReduceScatter(bytes, my_shard, shard, type, op, node, stream),
-                                      "ncclReduceScatter (within the node)", what));
+      HORDE_RETURN_IF_ERROR(
+          CheckNccl(ncclReduceScatter(bytes, my_shard, shard, type, op, node, stream),
+                    "ncclReduceScatter (within the node)", what));
     }
     if (rest == 0) return Status::Ok();
     return CheckNccl(ncclAllReduce(rest_at, rest_at, rest, type, op, node, stream),
@@ -81,13 +87,13 @@ Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& 
   if (rest > 0) HORDE_RETURN_IF_ERROR(ReduceAcrossNodes(rest_at, rest, response, launch));
   if (shard > 0) {
     HORDE_RETURN_IF_ERROR(launch.Nccl([&](ncclComm_t node, cudaStream_t stream) {
-      return CheckNccl(ncclAllGather(my_shard, bytes, shard, type, node, stream), "ncclAllGather (within the node)",
-                       what);
+      return CheckNccl(ncclAllGather(my_shard, bytes, shard, type, node, stream),
+                       "ncclAllGather (within the node)", what);
     }));
   }
   const Postscale postscale = PostscaleOf(response, r_->mpi->topology().size);
-  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, launch.stream()), "postscale kernel",
-                   what);
+  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, launch.stream()),
+                   "postscale kernel", what);
 }
 
 Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const Response& response,
@@ -96,14 +102,16 @@ Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const
   if (count > INT_MAX) return Status::InvalidArgument(what + ": a shard over INT_MAX elements");
   const int64_t bytes = count * DataTypeSize(response.dtype);
   char* host = nullptr;
-  HORDE_RETURN_IF_ERROR(staging_.Reserve(bytes, &host));  // within what Reduce agreed, so no allocation
-  HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, launch.stream()),
-                                  "cudaMemcpyAsync (shard to host)", what));
+  HORDE_RETURN_IF_ERROR(
+      staging_.Reserve(bytes, &host));  // within what Reduce agreed, so no allocation
+  HORDE_RETURN_IF_ERROR(
+      CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, launch.stream()),
+                "cudaMemcpyAsync (shard to host)", what));
   HORDE_RETURN_IF_ERROR(launch.WaitForStream());
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allreduce(MPI_IN_PLACE, host, static_cast<int>(count),
-                                               types_->Datatype(response.dtype),
-                                               types_->Op(response.dtype, response.reduce_op), cross_),
-                                 "MPI_Allreduce (across nodes)"));
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Allreduce(MPI_IN_PLACE, host, static_cast<int>(count), types_->Datatype(response.dtype),
+                    types_->Op(response.dtype, response.reduce_op), cross_),
+      "MPI_Allreduce (across nodes)"));
   // From pageable memory the copy has consumed `host` when the call returns, so the
   // staging buffer may be reused by the next shard.
   return CheckCuda(cudaMemcpyAsync(data, host, bytes, cudaMemcpyHostToDevice, launch.stream()),

@@ -17,7 +17,8 @@ namespace mpi {
 // The MPI step waits for the GPU on the background thread.
 class HierarchicalAllreduce : public NcclAllreduce {
  public:
-  HierarchicalAllreduce(std::shared_ptr<NcclResources> resources, std::shared_ptr<MpiDatatypes> types)
+  HierarchicalAllreduce(std::shared_ptr<NcclResources> resources,
+                        std::shared_ptr<MpiDatatypes> types)
       : NcclAllreduce(std::move(resources)), types_(std::move(types)) {}
   ~HierarchicalAllreduce() override;
 

@@ -6,7 +6,9 @@
 
 namespace horde {
 
-void* AlignedAllocate(size_t alignment, size_t bytes) { return std::aligned_alloc(alignment, bytes); }
+void* AlignedAllocate(size_t alignment, size_t bytes) {
+  return std::aligned_alloc(alignment, bytes);
+}
 
 Status HostBuffer::Reserve(int64_t bytes, char** data) {
   if (bytes > capacity_) {
@@ -18,7 +20,8 @@ Status HostBuffer::Reserve(int64_t bytes, char** data) {
       p = allocate_(kFusionAlignment, static_cast<size_t>(capacity));
     }
     if (p == nullptr) {
-      return Status::Internal("could not allocate a host buffer of " + std::to_string(capacity) + " bytes");
+      return Status::Internal("could not allocate a host buffer of " + std::to_string(capacity) +
+                              " bytes");
     }
     data_.reset(static_cast<char*>(p));
     capacity_ = capacity;

@@ -23,14 +23,16 @@ T Clamped(double value) {
 template <typename T>
 void ScaleIntegers(void* data, int64_t count, double factor) {
   auto* values = static_cast<T*>(data);
-  for (int64_t i = 0; i < count; ++i) values[i] = Clamped<T>(static_cast<double>(values[i]) * factor);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = Clamped<T>(static_cast<double>(values[i]) * factor);
 }
 
 template <typename T>
 void DivideIntegers(void* data, int64_t count, int64_t divisor) {
   auto* values = static_cast<T*>(data);
   // In int64: the divisor (up to the world size) need not fit in T; the quotient does.
-  for (int64_t i = 0; i < count; ++i) values[i] = static_cast<T>(static_cast<int64_t>(values[i]) / divisor);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = static_cast<T>(static_cast<int64_t>(values[i]) / divisor);
 }
 
 template <typename T>
@@ -63,7 +65,8 @@ void ScaleHostBuffer(void* data, int64_t count, DataType dtype, double factor) {
     case DataType::kInt32: return ScaleIntegers<int32_t>(data, count, factor);
     case DataType::kInt64: return ScaleIntegers<int64_t>(data, count, factor);
     case DataType::kFloat16: return ScaleHalf<Float16ToFloat, FloatToFloat16>(data, count, factor);
-    case DataType::kBFloat16: return ScaleHalf<BFloat16ToFloat, FloatToBFloat16>(data, count, factor);
+    case DataType::kBFloat16:
+      return ScaleHalf<BFloat16ToFloat, FloatToBFloat16>(data, count, factor);
     case DataType::kFloat32: return ScaleFloats<float>(data, count, factor);
     case DataType::kFloat64: return ScaleFloats<double>(data, count, factor);
     case DataType::kBool: return;
@@ -82,7 +85,8 @@ void PostscaleHostBuffer(void* data, int64_t count, DataType dtype, const Postsc
     case DataType::kBFloat16:
     case DataType::kFloat32:
     case DataType::kFloat64:
-      return ScaleHostBuffer(data, count, dtype, postscale.factor / static_cast<double>(postscale.divisor));
+      return ScaleHostBuffer(data, count, dtype,
+                             postscale.factor / static_cast<double>(postscale.divisor));
     case DataType::kBool: return;
   }
 }

@@ -20,8 +20,8 @@ class HostStagedAdasum : public HostStagedOp {
  public:
   HostStagedAdasum(std::shared_ptr<NcclResources> resources, std::shared_ptr<MpiContext> context,
                    std::shared_ptr<Timeline> timeline)
-      : HostStagedOp(std::move(resources),
-                     std::make_unique<MpiAdasumAllreduce>(std::move(context), std::move(timeline))) {}
+      : HostStagedOp(std::move(resources), std::make_unique<MpiAdasumAllreduce>(
+                                               std::move(context), std::move(timeline))) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override {
     return response.reduce_op == ReduceOp::kAdasum && HostStagedOp::Enabled(response, entries);

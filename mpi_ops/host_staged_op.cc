@@ -30,8 +30,8 @@ Status HostLike(const std::shared_ptr<Tensor>& tensor, std::shared_ptr<Tensor>* 
 
 }  // namespace
 
-Status HostStagedOp::Stage(std::vector<TensorEntry>& entries, cudaStream_t stream, const std::string& what,
-                           std::vector<TensorEntry>* host) {
+Status HostStagedOp::Stage(std::vector<TensorEntry>& entries, cudaStream_t stream,
+                           const std::string& what, std::vector<TensorEntry>* host) {
   HORDE_RETURN_IF_ERROR(WaitForInputs(entries, stream, what));
   host->resize(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -59,7 +59,8 @@ Status HostStagedOp::Stage(std::vector<TensorEntry>& entries, cudaStream_t strea
 }
 
 Status HostStagedOp::Execute(std::vector<TensorEntry>& entries, const Response& response) {
-  const std::string what = OperationName(OpTypeName(response.op), response.names) + " (host staging)";
+  const std::string what = OperationName(OpTypeName(response.op), response.names) +
+                           " (host staging)";
   int device = response.device;
   for (const auto& e : entries) {
     if (OnGpu(e.input)) device = e.input->device();

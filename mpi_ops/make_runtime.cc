@@ -37,7 +37,8 @@ Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& cont
   ops->Register(OpType::kBarrier, std::make_unique<MpiBarrier>(context));
   HORDE_RETURN_IF_ERROR(ops->CheckEveryOpImplemented());
   *runtime = std::make_unique<Runtime>(config, context->topology(),
-                                       std::make_unique<MpiTransport>(context), std::move(ops), timeline);
+                                       std::make_unique<MpiTransport>(context), std::move(ops),
+                                       timeline);
   return Status::Ok();
 }
 

@@ -29,10 +29,10 @@ Status Exchange(MPI_Comm comm, int peer, const char* send, int64_t send_bytes, c
   for (int64_t at = 0; at < std::max(send_bytes, recv_bytes); at += kMaxMessageBytes) {
     const int out = MessageBytes(send_bytes, at);
     const int in = MessageBytes(recv_bytes, at);
-    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Sendrecv(out > 0 ? send + at : send, out, MPI_BYTE, peer, kTag,
-                                                in > 0 ? recv + at : recv, in, MPI_BYTE, peer, kTag, comm,
-                                                MPI_STATUS_IGNORE),
-                                   "MPI_Sendrecv (Adasum)"));
+    HORDE_RETURN_IF_ERROR(CheckMpi(
+        MPI_Sendrecv(out > 0 ? send + at : send, out, MPI_BYTE, peer, kTag,
+                     in > 0 ? recv + at : recv, in, MPI_BYTE, peer, kTag, comm, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv (Adasum)"));
   }
   return Status::Ok();
 }
@@ -45,7 +45,8 @@ Status MpiAdasumAllreduce::Execute(std::vector<TensorEntry>& entries, const Resp
   const int size = context_->topology().size;
   if (!IsPowerOfTwo(size)) {
     // Refused at submit already; kept so a request that slipped through cannot hang.
-    return Status::InvalidArgument("Adasum needs a power-of-two number of ranks, not " + std::to_string(size));
+    return Status::InvalidArgument("Adasum needs a power-of-two number of ranks, not " +
+                                   std::to_string(size));
   }
   const DataType dtype = response.dtype;
   const int64_t element_size = DataTypeSize(dtype);
@@ -72,7 +73,8 @@ Status MpiAdasumAllreduce::Execute(std::vector<TensorEntry>& entries, const Resp
   } else {
     TensorEntry& e = entries[0];
     data = static_cast<char*>(e.output->data());
-    if (e.output->data() != e.input->data() && total_bytes > 0) std::memcpy(data, e.input->data(), total_bytes);
+    if (e.output->data() != e.input->data() && total_bytes > 0)
+      std::memcpy(data, e.input->data(), total_bytes);
   }
 
   timeline_->ActivityStart(response.names, "MPI_ADASUM_ALLREDUCE");
@@ -96,11 +98,13 @@ Status MpiAdasumAllreduce::ReserveBuffers(int64_t fused_bytes, int64_t half_byte
                                           const Response& response) {
   Status reserved = Status::Ok();
   if (fused_bytes > 0) reserved = fusion_buffer_.Reserve(fused_bytes, &fusion_data_);
-  if (reserved.ok()) reserved = received_.Reserve(std::max<int64_t>(half_bytes, 1), &received_data_);
+  if (reserved.ok())
+    reserved = received_.Reserve(std::max<int64_t>(half_bytes, 1), &received_data_);
   // Every rank executes the same responses, so all make this decision alike.
   if (fused_bytes <= agreed_fused_bytes_ && half_bytes <= agreed_half_bytes_) return reserved;
   MpiTransport transport(context_);
-  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, reserved, OperationName("allreduce", response.names),
+  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, reserved,
+                                          OperationName("allreduce", response.names),
                                           RankNames(context_->topology().world_ranks)));
   agreed_fused_bytes_ = std::max(agreed_fused_bytes_, fused_bytes);
   agreed_half_bytes_ = std::max(agreed_half_bytes_, half_bytes);
@@ -124,15 +128,16 @@ Status MpiAdasumAllreduce::Reduce(char* data, const adasum::TensorLayout& layout
     const bool upper = (topology.rank & distance) != 0;
     const adasum::Window mine = windows[level + 1];
     const adasum::Window theirs = adasum::GivenHalf(windows[level], upper);
-    HORDE_RETURN_IF_ERROR(Exchange(context_->world(), topology.rank ^ distance, data + mine.begin * element_size,
-                                   mine.count() * element_size, data + theirs.begin * element_size,
+    HORDE_RETURN_IF_ERROR(Exchange(context_->world(), topology.rank ^ distance,
+                                   data + mine.begin * element_size, mine.count() * element_size,
+                                   data + theirs.begin * element_size,
                                    theirs.count() * element_size));
   }
   return Status::Ok();
 }
 
-Status MpiAdasumAllreduce::ReduceLevel(char* data, const adasum::TensorLayout& layout, DataType dtype,
-                                       int distance, adasum::Window* window) {
+Status MpiAdasumAllreduce::ReduceLevel(char* data, const adasum::TensorLayout& layout,
+                                       DataType dtype, int distance, adasum::Window* window) {
   const Topology& topology = context_->topology();
   const int64_t element_size = DataTypeSize(dtype);
   const bool upper = (topology.rank & distance) != 0;
@@ -140,8 +145,9 @@ Status MpiAdasumAllreduce::ReduceLevel(char* data, const adasum::TensorLayout& l
   const adasum::Window give = adasum::GivenHalf(*window, upper);
   char* theirs = received_data_;  // holds the largest half (ReserveBuffers)
   char* mine = data + keep.begin * element_size;
-  HORDE_RETURN_IF_ERROR(Exchange(context_->world(), topology.rank ^ distance, data + give.begin * element_size,
-                                 give.count() * element_size, theirs, keep.count() * element_size));
+  HORDE_RETURN_IF_ERROR(Exchange(context_->world(), topology.rank ^ distance,
+                                 data + give.begin * element_size, give.count() * element_size,
+                                 theirs, keep.count() * element_size));
   adasum::WindowDots(dtype, layout, keep, mine, theirs, upper, &dots_);
   HORDE_RETURN_IF_ERROR(SumOverGroup(distance));
   adasum::CombineWindow(dtype, layout, keep, mine, theirs, upper, dots_);
@@ -158,8 +164,9 @@ Status MpiAdasumAllreduce::SumOverGroup(int distance) {
   const int64_t bytes = static_cast<int64_t>(dots_.size() * sizeof(adasum::Dots));
   partner_dots_.resize(dots_.size());
   for (int d = 1; d <= distance; d <<= 1) {
-    HORDE_RETURN_IF_ERROR(Exchange(context_->world(), topology.rank ^ d, reinterpret_cast<const char*>(dots_.data()),
-                                   bytes, reinterpret_cast<char*>(partner_dots_.data()), bytes));
+    HORDE_RETURN_IF_ERROR(Exchange(context_->world(), topology.rank ^ d,
+                                   reinterpret_cast<const char*>(dots_.data()), bytes,
+                                   reinterpret_cast<char*>(partner_dots_.data()), bytes));
     for (size_t i = 0; i < dots_.size(); ++i) {
       dots_[i].dot += partner_dots_[i].dot;
       dots_[i].left_norm2 += partner_dots_[i].left_norm2;

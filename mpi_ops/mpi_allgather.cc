@@ -13,8 +13,8 @@ namespace {
 
 // MPI counts and displacements (in bytes) of blocks of the given sizes laid end to end;
 // an error naming `what` past MPI's int range.
-Status BlockLayout(const std::vector<int64_t>& block_bytes, const std::string& what, std::vector<int>* counts,
-                   std::vector<int>* displacements) {
+Status BlockLayout(const std::vector<int64_t>& block_bytes, const std::string& what,
+                   std::vector<int>* counts, std::vector<int>* displacements) {
   int64_t offset = 0;
   for (int64_t bytes : block_bytes) {
     if (offset + bytes > INT_MAX) {
@@ -33,34 +33,38 @@ Status MpiAllgather::Execute(std::vector<TensorEntry>& entries, const Response& 
   const size_t size = static_cast<size_t>(context_->topology().size);
   if (response.first_dims.size() != entries.size() * size) {
     return Status::Internal("allgather response carries " +
-                            std::to_string(response.first_dims.size()) +
-                            " first dimensions for " + std::to_string(entries.size()) +
-                            " tensors on " + std::to_string(size) + " ranks");
+                            std::to_string(response.first_dims.size()) + " first dimensions for " +
+                            std::to_string(entries.size()) + " tensors on " + std::to_string(size) +
+                            " ranks");
   }
   const std::string what = OperationName("allgather", response.names);
   Layout layout;
   const Status prepared = Prepare(entries, response.first_dims, &layout);
   MpiTransport transport(context_);
-  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, prepared, what, RankNames(context_->topology().world_ranks)));
+  HORDE_RETURN_IF_ERROR(
+      AgreeAllSucceeded(&transport, prepared, what, RankNames(context_->topology().world_ranks)));
   if (entries.size() > 1) return GatherFused(entries, response.first_dims, layout);
   const int rank = context_->topology().rank;
-  return CheckMpi(MPI_Allgatherv(entries[0].input->data(), layout.counts[rank], MPI_BYTE, entries[0].output->data(),
-                                 layout.counts.data(), layout.displacements.data(), MPI_BYTE, context_->world()),
+  return CheckMpi(MPI_Allgatherv(entries[0].input->data(), layout.counts[rank], MPI_BYTE,
+                                 entries[0].output->data(), layout.counts.data(),
+                                 layout.displacements.data(), MPI_BYTE, context_->world()),
                   "MPI_Allgatherv");
 }
 
 // Rank r's block holds its rows of every tensor, tensor after tensor.
-Status MpiAllgather::Prepare(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims,
-                             Layout* layout) {
+Status MpiAllgather::Prepare(std::vector<TensorEntry>& entries,
+                             const std::vector<int64_t>& first_dims, Layout* layout) {
   const int size = context_->topology().size;
   std::vector<int64_t> block_bytes(size, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
     HORDE_RETURN_IF_ERROR(AllocateOutput(entries[i], &first_dims[i * size]));
     layout->row_bytes.push_back(entries[i].input->row_bytes());
-    for (int r = 0; r < size; ++r) block_bytes[r] += first_dims[i * size + r] * layout->row_bytes[i];
+    for (int r = 0; r < size; ++r)
+      block_bytes[r] += first_dims[i * size + r] * layout->row_bytes[i];
   }
-  const std::string what = entries.size() == 1 ? "allgather '" + entries[0].name + "'"
-                                               : "allgather of " + std::to_string(entries.size()) + " tensors";
+  const std::string what = entries.size() == 1
+                               ? "allgather '" + entries[0].name + "'"
+                               : "allgather of " + std::to_string(entries.size()) + " tensors";
   HORDE_RETURN_IF_ERROR(BlockLayout(block_bytes, what, &layout->counts, &layout->displacements));
   if (entries.size() == 1) return Status::Ok();
   HORDE_RETURN_IF_ERROR(send_.Reserve(block_bytes[context_->topology().rank], &layout->send));
@@ -77,26 +81,30 @@ Status MpiAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dim
 
 // One MPI call, then each tensor's rows from each block land at that rank's offset in
 // its output.
-Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims,
-                                 const Layout& layout) {
+Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries,
+                                 const std::vector<int64_t>& first_dims, const Layout& layout) {
   const int size = context_->topology().size;
   const int rank = context_->topology().rank;
   int64_t packed = 0;
   for (auto& entry : entries) {
     const int64_t bytes = entry.input->size_bytes();
-    if (bytes > 0) std::memcpy(layout.send + packed, entry.input->data(), bytes);  // empty tensors may have no data
+    if (bytes > 0)
+      std::memcpy(layout.send + packed, entry.input->data(),
+                  bytes);  // empty tensors may have no data
     packed += bytes;
   }
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allgatherv(layout.send, layout.counts[rank], MPI_BYTE, layout.received,
-                                                layout.counts.data(), layout.displacements.data(), MPI_BYTE,
-                                                context_->world()),
-                                 "MPI_Allgatherv"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Allgatherv(layout.send, layout.counts[rank], MPI_BYTE, layout.received,
+                              layout.counts.data(), layout.displacements.data(), MPI_BYTE,
+                              context_->world()),
+               "MPI_Allgatherv"));
   std::vector<int64_t> written(entries.size(), 0);  // bytes of each output filled so far
   for (int r = 0; r < size; ++r) {
     const char* block = layout.received + layout.displacements[r];
     for (size_t i = 0; i < entries.size(); ++i) {
       const int64_t bytes = first_dims[i * size + r] * layout.row_bytes[i];
-      if (bytes > 0) std::memcpy(static_cast<char*>(entries[i].output->data()) + written[i], block, bytes);
+      if (bytes > 0)
+        std::memcpy(static_cast<char*>(entries[i].output->data()) + written[i], block, bytes);
       block += bytes;
       written[i] += bytes;
     }

@@ -18,7 +18,8 @@ namespace mpi {
 class MpiAllgather : public CollectiveOp {
  public:
   // `allocate` backs the fused send and receive buffers (tests inject failures).
-  explicit MpiAllgather(std::shared_ptr<MpiContext> context, HostAllocator allocate = AlignedAllocate)
+  explicit MpiAllgather(std::shared_ptr<MpiContext> context,
+                        HostAllocator allocate = AlignedAllocate)
       : context_(std::move(context)), send_(allocate), received_(allocate) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>&) const override {
@@ -38,7 +39,8 @@ class MpiAllgather : public CollectiveOp {
   };
 
   // Allocates the outputs (and, fused, the buffers) and lays out the call.
-  Status Prepare(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims, Layout* layout);
+  Status Prepare(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims,
+                 Layout* layout);
   // `first_dims`: each rank's first dimension of this entry's tensor.
   Status AllocateOutput(TensorEntry& entry, const int64_t* first_dims) const;
   // `first_dims`: as the response carries them, tensor after tensor.

@@ -21,8 +21,7 @@ constexpr const char* kPipelinedPhase = "MPI_ALLREDUCE_PIPELINED";
 
 // Runs copy(begin, end) over `range` in slices, testing `request` between slices so the
 // allreduce in flight keeps moving while this thread copies.
-Status CopyWhileProgressing(std::pair<int64_t, int64_t> range,
-                            MPI_Request* request,
+Status CopyWhileProgressing(std::pair<int64_t, int64_t> range, MPI_Request* request,
                             const std::function<void(int64_t, int64_t)>& copy) {
   for (int64_t at = range.first; at < range.second; at += kCopySliceBytes) {
     copy(at, std::min(range.second, at + kCopySliceBytes));
@@ -68,7 +67,8 @@ Status MpiAllreduce::BindFusionBuffer(FusionCopier* copier, const Response& resp
   // it, the ranks agree first: all execute the same responses, so all get here together.
   if (copier->total_bytes() <= agreed_fusion_bytes_) return bound;
   MpiTransport transport(context_);
-  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, bound, OperationName("allreduce", response.names),
+  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, bound,
+                                          OperationName("allreduce", response.names),
                                           RankNames(context_->topology().world_ranks)));
   agreed_fusion_bytes_ = copier->total_bytes();
   return Status::Ok();
@@ -87,7 +87,8 @@ Status MpiAllreduce::ReduceInPlace(void* data, int64_t count, const Response& re
         MPI_Allreduce(MPI_IN_PLACE, at, chunk, type, op, context_->world()), "MPI_Allreduce"));
     done += chunk;
   }
-  PostscaleHostBuffer(data, count, response.dtype, PostscaleOf(response, context_->topology().size));
+  PostscaleHostBuffer(data, count, response.dtype,
+                      PostscaleOf(response, context_->topology().size));
   return Status::Ok();
 }
 
@@ -97,10 +98,10 @@ Status MpiAllreduce::StartChunk(char* buffer, ByteRange chunk, const Response& r
   const int count = static_cast<int>((chunk.second - chunk.first) / element_size);
   char* data = buffer + chunk.first;
   if (response.prescale != 1.0) ScaleHostBuffer(data, count, response.dtype, response.prescale);
-  return CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, data, count, types_->Datatype(response.dtype),
-                                 types_->Op(response.dtype, response.reduce_op),
-                                 context_->world(), request),
-                  "MPI_Iallreduce");
+  return CheckMpi(
+      MPI_Iallreduce(MPI_IN_PLACE, data, count, types_->Datatype(response.dtype),
+                     types_->Op(response.dtype, response.reduce_op), context_->world(), request),
+      "MPI_Iallreduce");
 }
 
 Status MpiAllreduce::ReducePipelined(const FusionCopier& copier, const Response& response) {
@@ -124,7 +125,8 @@ Status MpiAllreduce::ReducePipelined(const FusionCopier& copier, const Response&
     const ByteRange done = range(k);
     PostscaleHostBuffer(copier.buffer() + done.first, (done.second - done.first) / element_size,
                         response.dtype, postscale);
-    if (more) HORDE_RETURN_IF_ERROR(StartChunk(copier.buffer(), range(k + 1), response, &in_flight));
+    if (more)
+      HORDE_RETURN_IF_ERROR(StartChunk(copier.buffer(), range(k + 1), response, &in_flight));
     HORDE_RETURN_IF_ERROR(CopyWhileProgressing(done, more ? &in_flight : nullptr, copy_out));
   }
   return Status::Ok();

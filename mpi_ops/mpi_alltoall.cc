@@ -79,9 +79,10 @@ Status MpiAlltoall::Exchange(TensorEntry& entry) {
   if (!local.ok()) send_rows.assign(size, 0);
   std::vector<int64_t> received_rows(size);
   MPI_Request request;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Ialltoall(send_rows.data(), 1, MPI_INT64_T, received_rows.data(),
-                                               1, MPI_INT64_T, world, &request),
-                                 "MPI_Ialltoall"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Ialltoall(send_rows.data(), 1, MPI_INT64_T, received_rows.data(), 1, MPI_INT64_T,
+                             world, &request),
+               "MPI_Ialltoall"));
   HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Ialltoall"));
 
   std::vector<int> send_counts, send_offsets, recv_counts, recv_offsets;
@@ -100,8 +101,9 @@ Status MpiAlltoall::Exchange(TensorEntry& entry) {
 
   // One MPI datatype per row keeps counts in rows, so tensors over 2 GiB still fit.
   MPI_Datatype row;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Type_contiguous(static_cast<int>(layout.row_bytes), MPI_BYTE, &row),
-                                 "MPI_Type_contiguous"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Type_contiguous(static_cast<int>(layout.row_bytes), MPI_BYTE, &row),
+               "MPI_Type_contiguous"));
   MPI_Type_commit(&row);
   Status status = CheckMpi(
       MPI_Ialltoallv(entry.input->data(), send_counts.data(), send_offsets.data(), row,

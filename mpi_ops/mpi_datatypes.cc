@@ -18,10 +18,18 @@ struct BFloat16Codec {
   static uint16_t Store(float f) { return FloatToBFloat16(f); }
 };
 
-struct SumOf { static float Apply(float a, float b) { return a + b; } };
-struct MinOf { static float Apply(float a, float b) { return std::min(a, b); } };
-struct MaxOf { static float Apply(float a, float b) { return std::max(a, b); } };
-struct ProductOf { static float Apply(float a, float b) { return a * b; } };
+struct SumOf {
+  static float Apply(float a, float b) { return a + b; }
+};
+struct MinOf {
+  static float Apply(float a, float b) { return std::min(a, b); }
+};
+struct MaxOf {
+  static float Apply(float a, float b) { return std::max(a, b); }
+};
+struct ProductOf {
+  static float Apply(float a, float b) { return a * b; }
+};
 
 // MPI_User_function: inout[i] = in[i] (op) inout[i], computed in float32.
 template <typename Codec, typename Reduction>
@@ -48,8 +56,12 @@ void CreateHalfOps(MPI_Op* ops) {
 // uint8 Min and Max compare unsigned values with these instead of MPI_MIN/MPI_MAX, on
 // every MPI: MPICH 4.0 (Debian 12's) compares MPI_UINT8_T as signed there, so that
 // min(3, 255) is 255 and max(3, 200) is 3.
-struct UInt8Min { static uint8_t Apply(uint8_t a, uint8_t b) { return std::min(a, b); } };
-struct UInt8Max { static uint8_t Apply(uint8_t a, uint8_t b) { return std::max(a, b); } };
+struct UInt8Min {
+  static uint8_t Apply(uint8_t a, uint8_t b) { return std::min(a, b); }
+};
+struct UInt8Max {
+  static uint8_t Apply(uint8_t a, uint8_t b) { return std::max(a, b); }
+};
 
 template <typename Reduction>
 void UInt8Reduce(void* in, void* inout, int* len, MPI_Datatype*) {
@@ -93,7 +105,8 @@ MpiDatatypes::~MpiDatatypes() {
   if (finalized) return;
   for (auto& ops : half_ops_) {
     for (int op = 0; op < kNumReduceOps; ++op) {
-      if (op != static_cast<int>(ReduceOp::kAverage) && ops[op] != MPI_OP_NULL) MPI_Op_free(&ops[op]);
+      if (op != static_cast<int>(ReduceOp::kAverage) && ops[op] != MPI_OP_NULL)
+        MPI_Op_free(&ops[op]);
     }
   }
   MPI_Op_free(&uint8_min_);

@@ -28,15 +28,18 @@ Status MpiReducescatter::Execute(std::vector<TensorEntry>& entries, const Respon
   void* received = nullptr;
   Status local = Prepare(entries, response, &splits, &counts, &int_counts, &send, &received);
   MpiTransport transport(context_);
-  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, local, OpName(entries), RankNames(topology.world_ranks)));
+  HORDE_RETURN_IF_ERROR(
+      AgreeAllSucceeded(&transport, local, OpName(entries), RankNames(topology.world_ranks)));
   MPI_Request request;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Ireduce_scatter(send, received, int_counts.data(), types_->Datatype(response.dtype),
-                                                     types_->Op(response.dtype, response.reduce_op), context_->world(),
-                                                     &request),
-                                 "MPI_Ireduce_scatter"));
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Ireduce_scatter(send, received, int_counts.data(), types_->Datatype(response.dtype),
+                          types_->Op(response.dtype, response.reduce_op), context_->world(),
+                          &request),
+      "MPI_Ireduce_scatter"));
   HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Ireduce_scatter"));
 
-  PostscaleHostBuffer(received, counts[topology.rank], response.dtype, PostscaleOf(response, topology.size));
+  PostscaleHostBuffer(received, counts[topology.rank], response.dtype,
+                      PostscaleOf(response, topology.size));
   if (entries.size() == 1) return Status::Ok();
   // This rank's share of every tensor, tensor after tensor.
   const int64_t element_size = DataTypeSize(response.dtype);
@@ -50,12 +53,13 @@ Status MpiReducescatter::Execute(std::vector<TensorEntry>& entries, const Respon
 }
 
 Status MpiReducescatter::Prepare(std::vector<TensorEntry>& entries, const Response& response,
-                                 std::vector<Split>* splits, std::vector<int64_t>* counts, std::vector<int>* int_counts,
-                                 const void** send, void** received) {
+                                 std::vector<Split>* splits, std::vector<int64_t>* counts,
+                                 std::vector<int>* int_counts, const void** send, void** received) {
   const Topology& topology = context_->topology();
   for (auto& entry : entries) {
     const TensorShape shape = entry.input->shape();
-    Split split{ReducescatterRows(shape[0], topology.size), NumElements(TensorShape(shape.begin() + 1, shape.end()))};
+    Split split{ReducescatterRows(shape[0], topology.size),
+                NumElements(TensorShape(shape.begin() + 1, shape.end()))};
     for (int r = 0; r < topology.size; ++r) (*counts)[r] += split.rows[r] * split.row_elements;
     TensorShape output_shape = shape;
     output_shape[0] = split.rows[topology.rank];
@@ -74,7 +78,8 @@ Status MpiReducescatter::Prepare(std::vector<TensorEntry>& entries, const Respon
     return ScaledInput(entries[0], response, send);
   }
   char* buffer = nullptr;
-  HORDE_RETURN_IF_ERROR(received_.Reserve((*counts)[topology.rank] * DataTypeSize(response.dtype), &buffer));
+  HORDE_RETURN_IF_ERROR(
+      received_.Reserve((*counts)[topology.rank] * DataTypeSize(response.dtype), &buffer));
   *received = buffer;
   return Pack(entries, *splits, response, send);
 }
@@ -95,12 +100,16 @@ Status MpiReducescatter::Pack(std::vector<TensorEntry>& entries, const std::vect
     for (size_t i = 0; i < entries.size(); ++i) {
       const int64_t row_bytes = splits[i].row_elements * element_size;
       const int64_t bytes = splits[i].rows[r] * row_bytes;
-      if (bytes > 0) std::memcpy(to, static_cast<const char*>(entries[i].input->data()) + rows_taken[i] * row_bytes, bytes);
+      if (bytes > 0)
+        std::memcpy(to,
+                    static_cast<const char*>(entries[i].input->data()) + rows_taken[i] * row_bytes,
+                    bytes);
       to += bytes;
       rows_taken[i] += splits[i].rows[r];
     }
   }
-  if (response.prescale != 1.0) ScaleHostBuffer(packed, total / element_size, response.dtype, response.prescale);
+  if (response.prescale != 1.0)
+    ScaleHostBuffer(packed, total / element_size, response.dtype, response.prescale);
   *send = packed;
   return Status::Ok();
 }
@@ -110,7 +119,8 @@ std::string MpiReducescatter::OpName(const std::vector<TensorEntry>& entries) {
   return "reducescatter of " + std::to_string(entries.size()) + " tensors";
 }
 
-Status MpiReducescatter::ScaledInput(TensorEntry& entry, const Response& response, const void** send) {
+Status MpiReducescatter::ScaledInput(TensorEntry& entry, const Response& response,
+                                     const void** send) {
   if (response.prescale == 1.0) {
     *send = entry.input->data();
     return Status::Ok();

@@ -24,7 +24,10 @@ class MpiReducescatter : public CollectiveOp {
   // `allocate` backs the prescaled and fused buffers (tests inject failures).
   MpiReducescatter(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types,
                    HostAllocator allocate = AlignedAllocate)
-      : context_(std::move(context)), types_(std::move(types)), prescaled_(allocate), received_(allocate) {}
+      : context_(std::move(context)),
+        types_(std::move(types)),
+        prescaled_(allocate),
+        received_(allocate) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>&) const override {
     return response.device == kCpuDevice;
@@ -35,13 +38,14 @@ class MpiReducescatter : public CollectiveOp {
   struct Split;
   // Allocates the outputs and buffers and lays out the call: each tensor's split, the
   // elements each rank receives, what this rank sends and where it receives.
-  Status Prepare(std::vector<TensorEntry>& entries, const Response& response, std::vector<Split>* splits,
-                 std::vector<int64_t>* counts, std::vector<int>* int_counts, const void** send, void** received);
+  Status Prepare(std::vector<TensorEntry>& entries, const Response& response,
+                 std::vector<Split>* splits, std::vector<int64_t>* counts,
+                 std::vector<int>* int_counts, const void** send, void** received);
   // The input to send: the tensor itself, or a prescaled copy of it.
   Status ScaledInput(TensorEntry& entry, const Response& response, const void** send);
   // The send buffer of several tensors (a fused response).
-  Status Pack(std::vector<TensorEntry>& entries, const std::vector<Split>& splits, const Response& response,
-              const void** send);
+  Status Pack(std::vector<TensorEntry>& entries, const std::vector<Split>& splits,
+              const Response& response, const void** send);
   static std::string OpName(const std::vector<TensorEntry>& entries);
 
   std::shared_ptr<MpiContext> context_;

@@ -27,9 +27,9 @@ Status MpiTransport::GatherToCoordinator(const std::string& mine, std::vector<st
   int my_length = static_cast<int>(mine.size());
   std::vector<int> lengths(coordinator ? size() : 0);
   MPI_Request request;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Igather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT,
-                                             kCoordinator, comm, &request),
-                                 "MPI_Igather"));
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Igather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, kCoordinator, comm, &request),
+      "MPI_Igather"));
   HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Igather"));
 
   std::vector<int> displacements(lengths.size());
@@ -40,10 +40,10 @@ Status MpiTransport::GatherToCoordinator(const std::string& mine, std::vector<st
   }
   HORDE_RETURN_IF_ERROR(CheckMessageSize(total));
   std::string gathered(total, '\0');
-  HORDE_RETURN_IF_ERROR(CheckMpi(
-      MPI_Igatherv(mine.data(), my_length, MPI_BYTE, &gathered[0], lengths.data(),
-                   displacements.data(), MPI_BYTE, kCoordinator, comm, &request),
-      "MPI_Igatherv"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Igatherv(mine.data(), my_length, MPI_BYTE, &gathered[0], lengths.data(),
+                            displacements.data(), MPI_BYTE, kCoordinator, comm, &request),
+               "MPI_Igatherv"));
   HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Igatherv"));
 
   all->clear();
@@ -69,10 +69,10 @@ Status MpiTransport::BroadcastFromCoordinator(std::string* blob) {
 
 Status MpiTransport::AllreduceAnd(std::vector<uint64_t>* words) {
   MPI_Request request;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, words->data(),
-                                                static_cast<int>(words->size()), MPI_UINT64_T,
-                                                MPI_BAND, context_->world(), &request),
-                                 "MPI_Iallreduce"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, words->data(), static_cast<int>(words->size()),
+                              MPI_UINT64_T, MPI_BAND, context_->world(), &request),
+               "MPI_Iallreduce"));
   return WaitPolling(&request, "MPI_Iallreduce");
 }
 

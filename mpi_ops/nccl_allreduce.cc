@@ -14,7 +14,8 @@ bool NcclTakes(const Response& response, bool needs_nccl_type) {
   return response.device >= 0 && (!needs_nccl_type || NcclType(response.dtype, &type));
 }
 
-bool NcclAllreduce::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+bool NcclAllreduce::Enabled(const Response& response,
+                            const std::vector<TensorEntry>& entries) const {
   return NcclTakes(response, true);
 }
 
@@ -25,7 +26,8 @@ Status NcclAllreduce::Execute(std::vector<TensorEntry>& entries, const Response&
     return Communicator(device, what, comm);
   };
   steps.enqueue = [&](NcclLaunch& launch) {
-    return entries.size() == 1 ? EnqueueOne(entries[0], response, launch) : EnqueueFused(entries, response, launch);
+    return entries.size() == 1 ? EnqueueOne(entries[0], response, launch)
+                               : EnqueueFused(entries, response, launch);
   };
   return LaunchNccl(*r_, entries, what, steps);
 }
@@ -41,7 +43,8 @@ Status NcclAllreduce::EnqueueOne(TensorEntry& e, const Response& response, NcclL
   return Reduce(e.output->data(), bytes / DataTypeSize(response.dtype), response, launch);
 }
 
-Status NcclAllreduce::EnqueueFused(std::vector<TensorEntry>& entries, const Response& response, NcclLaunch& launch) {
+Status NcclAllreduce::EnqueueFused(std::vector<TensorEntry>& entries, const Response& response,
+                                   NcclLaunch& launch) {
   std::vector<int64_t> sizes;
   for (auto& e : entries) sizes.push_back(e.input->size_bytes());
   int64_t total = 0;
@@ -56,29 +59,34 @@ Status NcclAllreduce::EnqueueFused(std::vector<TensorEntry>& entries, const Resp
   // Alignment padding is not zeroed (unlike the host path): a GPU does not trap on the
   // garbage a scale kernel may meet there, and padding is never copied out.
   r_->timeline->ActivityStart(response.names, "MEMCPY_IN_FUSION_BUFFER");
-  HORDE_RETURN_IF_ERROR(CheckCuda(BatchedDeviceCopy(in, launch.stream()), "BatchedDeviceCopy (in)", launch.what()));
+  HORDE_RETURN_IF_ERROR(
+      CheckCuda(BatchedDeviceCopy(in, launch.stream()), "BatchedDeviceCopy (in)", launch.what()));
   r_->timeline->ActivityStart(response.names, "NCCL_ALLREDUCE");
   HORDE_RETURN_IF_ERROR(Reduce(buffer, total / DataTypeSize(response.dtype), response, launch));
   r_->timeline->ActivityStart(response.names, "MEMCPY_OUT_FUSION_BUFFER");
-  return CheckCuda(BatchedDeviceCopy(out, launch.stream()), "BatchedDeviceCopy (out)", launch.what());
+  return CheckCuda(BatchedDeviceCopy(out, launch.stream()), "BatchedDeviceCopy (out)",
+                   launch.what());
 }
 
 Status NcclAllreduce::Communicator(int device, const std::string& what, ncclComm_t* comm) {
   return r_->comms.Get(device, what, comm);
 }
 
-Status NcclAllreduce::Reduce(void* data, int64_t count, const Response& response, NcclLaunch& launch) {
+Status NcclAllreduce::Reduce(void* data, int64_t count, const Response& response,
+                             NcclLaunch& launch) {
   ncclDataType_t type;
   NcclType(response.dtype, &type);
-  HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, launch.stream()),
-                                  "prescale kernel", launch.what()));
+  HORDE_RETURN_IF_ERROR(
+      CheckCuda(ScaleDeviceBuffer(data, count, response.dtype, response.prescale, launch.stream()),
+                "prescale kernel", launch.what()));
   HORDE_RETURN_IF_ERROR(launch.Nccl([&](ncclComm_t comm, cudaStream_t stream) {
-    return CheckNccl(ncclAllReduce(data, data, count, type, NcclOp(response.reduce_op, response.dtype), comm, stream),
+    return CheckNccl(ncclAllReduce(data, data, count, type,
+                                   NcclOp(response.reduce_op, response.dtype), comm, stream),
                      "ncclAllReduce", launch.what());
   }));
   const Postscale postscale = NcclPostscale(response, r_->mpi->topology().size);
-  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, launch.stream()), "postscale kernel",
-                   launch.what());
+  return CheckCuda(PostscaleDeviceBuffer(data, count, response.dtype, postscale, launch.stream()),
+                   "postscale kernel", launch.what());
 }
 
 }  // namespace mpi

@@ -34,7 +34,8 @@ class NcclAllreduce : public CollectiveOp {
  private:
   // Enqueue the work for one tensor (in its output) or several (through the fusion buffer).
   Status EnqueueOne(TensorEntry& entry, const Response& response, NcclLaunch& launch);
-  Status EnqueueFused(std::vector<TensorEntry>& entries, const Response& response, NcclLaunch& launch);
+  Status EnqueueFused(std::vector<TensorEntry>& entries, const Response& response,
+                      NcclLaunch& launch);
 };
 
 // Whether the NCCL ops take the response: it is on a GPU and (if asked) of a type NCCL

@@ -10,7 +10,8 @@
 namespace horde {
 namespace mpi {
 
-bool NcclAlltoall::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+bool NcclAlltoall::Enabled(const Response& response,
+                           const std::vector<TensorEntry>& entries) const {
   return NcclTakes(response, false);
 }
 
@@ -37,8 +38,9 @@ Status NcclAlltoall::Execute(std::vector<TensorEntry>& entries, const Response& 
   return LaunchNccl(*r_, entries, what, steps);
 }
 
-Status NcclAlltoall::ExchangeCounts(const TensorEntry& entry, const std::string& what, Status* local,
-                                    std::vector<int64_t>* sent, std::vector<int64_t>* received) {
+Status NcclAlltoall::ExchangeCounts(const TensorEntry& entry, const std::string& what,
+                                    Status* local, std::vector<int64_t>* sent,
+                                    std::vector<int64_t>* received) {
   const size_t size = static_cast<size_t>(r_->mpi->topology().size);
   const bool valid = entry.splits.size() == size;
   if (!valid && local->ok()) {
@@ -47,12 +49,13 @@ Status NcclAlltoall::ExchangeCounts(const TensorEntry& entry, const std::string&
   }
   *sent = valid ? entry.splits : std::vector<int64_t>(size, 0);
   received->assign(size, 0);
-  return CheckMpi(MPI_Alltoall(sent->data(), 1, MPI_INT64_T, received->data(), 1, MPI_INT64_T, r_->mpi->world()),
+  return CheckMpi(MPI_Alltoall(sent->data(), 1, MPI_INT64_T, received->data(), 1, MPI_INT64_T,
+                               r_->mpi->world()),
                   "MPI_Alltoall (row counts)");
 }
 
-Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& received, cudaStream_t stream,
-                             const std::string& what) {
+Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& received,
+                             cudaStream_t stream, const std::string& what) {
   TensorShape shape = entry.input->shape();
   if (shape.empty()) return Status::InvalidArgument(what + ": a scalar cannot be split into rows");
   shape[0] = 0;
@@ -66,26 +69,27 @@ Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& rec
     return Status::Ok();
   }
   // From pageable memory the copy has consumed `counts` when the call returns.
-  return CheckCuda(cudaMemcpyAsync(entry.received_splits->data(), counts.data(), counts.size() * sizeof(int32_t),
-                                   cudaMemcpyHostToDevice, stream),
+  return CheckCuda(cudaMemcpyAsync(entry.received_splits->data(), counts.data(),
+                                   counts.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream),
                    "cudaMemcpyAsync (received splits)", what);
 }
 
 Status NcclAlltoall::Exchange(TensorEntry& entry, const std::vector<int64_t>& sent,
-                              const std::vector<int64_t>& received, ncclComm_t comm, cudaStream_t stream,
-                              const std::string& what) {
+                              const std::vector<int64_t>& received, ncclComm_t comm,
+                              cudaStream_t stream, const std::string& what) {
   const int64_t row_bytes = entry.input->row_bytes();
   const char* in = static_cast<const char*>(entry.input->data());
   char* out = static_cast<char*>(entry.output->data());
   int64_t sent_rows = 0, received_rows = 0;
   for (size_t r = 0; r < sent.size(); ++r) {
     const int peer = static_cast<int>(r);
-    HORDE_RETURN_IF_ERROR(CheckNccl(ncclSend(in + sent_rows * row_bytes, sent[r] * row_bytes, ncclUint8, peer,
-                                             comm, stream),
-                                    "ncclSend", what));
-    HORDE_RETURN_IF_ERROR(CheckNccl(ncclRecv(out + received_rows * row_bytes, received[r] * row_bytes, ncclUint8,
-                                             peer, comm, stream),
-                                    "ncclRecv", what));
+    HORDE_RETURN_IF_ERROR(CheckNccl(
+        ncclSend(in + sent_rows * row_bytes, sent[r] * row_bytes, ncclUint8, peer, comm, stream),
+        "ncclSend", what));
+    HORDE_RETURN_IF_ERROR(
+        CheckNccl(ncclRecv(out + received_rows * row_bytes, received[r] * row_bytes, ncclUint8,
+                           peer, comm, stream),
+                  "ncclRecv", what));
     sent_rows += sent[r];
     received_rows += received[r];
   }

@@ -30,8 +30,9 @@ class NcclAlltoall : public CollectiveOp {
   Status Prepare(TensorEntry& entry, const std::vector<int64_t>& received, cudaStream_t stream,
                  const std::string& what);
   // The paired sends and receives of the rows.
-  static Status Exchange(TensorEntry& entry, const std::vector<int64_t>& sent, const std::vector<int64_t>& received,
-                         ncclComm_t comm, cudaStream_t stream, const std::string& what);
+  static Status Exchange(TensorEntry& entry, const std::vector<int64_t>& sent,
+                         const std::vector<int64_t>& received, ncclComm_t comm, cudaStream_t stream,
+                         const std::string& what);
 
   std::shared_ptr<NcclResources> r_;
 };

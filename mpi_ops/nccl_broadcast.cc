@@ -7,7 +7,8 @@
 namespace horde {
 namespace mpi {
 
-bool NcclBroadcast::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+bool NcclBroadcast::Enabled(const Response& response,
+                            const std::vector<TensorEntry>& entries) const {
   return NcclTakes(response, false);
 }
 
@@ -17,9 +18,10 @@ Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response&
   steps.enqueue = [&](NcclLaunch& launch) {
     return launch.Nccl([&](ncclComm_t comm, cudaStream_t stream) {
       for (TensorEntry& e : entries) {
-        HORDE_RETURN_IF_ERROR(CheckNccl(ncclBroadcast(e.input->data(), e.output->data(), e.input->size_bytes(),
-                                                      ncclUint8, response.root, comm, stream),
-                                        "ncclBroadcast", what));
+        HORDE_RETURN_IF_ERROR(
+            CheckNccl(ncclBroadcast(e.input->data(), e.output->data(), e.input->size_bytes(),
+                                    ncclUint8, response.root, comm, stream),
+                      "ncclBroadcast", what));
       }
       return Status::Ok();
     });

@@ -22,8 +22,8 @@ Status NcclCommunicators::GetOver(MPI_Comm comm, const std::string& key, int dev
   auto found = comms_.find(full_key);
   if (found != comms_.end()) {
     if (!found->second.comm) {
-      return Status::Internal(what + ": the NCCL communicator " + full_key + " was aborted after an earlier error: " +
-                              found->second.broken);
+      return Status::Internal(what + ": the NCCL communicator " + full_key +
+                              " was aborted after an earlier error: " + found->second.broken);
     }
     *out = found->second.comm;
     return Status::Ok();
@@ -33,14 +33,16 @@ Status NcclCommunicators::GetOver(MPI_Comm comm, const std::string& key, int dev
   HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_size(comm, &size), "MPI_Comm_size"));
   ncclUniqueId id;
   if (rank == 0) HORDE_RETURN_IF_ERROR(CheckNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", what));
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)"));
   ncclComm_t created;
-  HORDE_RETURN_IF_ERROR(CheckNccl(ncclCommInitRank(&created, size, id, rank), "ncclCommInitRank", what));
+  HORDE_RETURN_IF_ERROR(
+      CheckNccl(ncclCommInitRank(&created, size, id, rank), "ncclCommInitRank", what));
   // The library loaded may be the framework's, not the one horde was built with.
   int version = 0;
   ncclGetVersion(&version);
-  HORDE_LOG(kDebug) << "NCCL communicator " << full_key << " over " << size << " ranks (NCCL " << version
-                    << ", built with " << NCCL_VERSION_CODE << ")";
+  HORDE_LOG(kDebug) << "NCCL communicator " << full_key << " over " << size << " ranks (NCCL "
+                    << version << ", built with " << NCCL_VERSION_CODE << ")";
   comms_[full_key].comm = created;
   *out = created;
   return Status::Ok();

@@ -31,13 +31,16 @@ class NcclCommunicators {
 
   // Held by an op from its first communicator lookup until its work is enqueued and
   // handed to the finalizer, so that Abort cannot free a communicator in between.
-  [[nodiscard]] std::unique_lock<std::mutex> Enqueueing() { return std::unique_lock<std::mutex>(enqueue_mu_); }
+  [[nodiscard]] std::unique_lock<std::mutex> Enqueueing() {
+    return std::unique_lock<std::mutex>(enqueue_mu_);
+  }
 
   // The communicator over all of the runtime's ranks for `device` (made current by the
   // caller); `what` names the op in errors. Caller holds Enqueueing().
   Status Get(int device, const std::string& what, ncclComm_t* comm);
   // The same over `comm`'s ranks (e.g. a node's), keyed by `key`.
-  Status GetOver(MPI_Comm comm, const std::string& key, int device, const std::string& what, ncclComm_t* out);
+  Status GetOver(MPI_Comm comm, const std::string& key, int device, const std::string& what,
+                 ncclComm_t* out);
 
   // The communicator's asynchronous error as text, empty while it is healthy.
   static std::string AsyncError(ncclComm_t comm);

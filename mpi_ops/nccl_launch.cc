@@ -62,7 +62,8 @@ Status LaunchNccl(NcclResources& r, std::vector<TensorEntry>& entries, const std
     HORDE_RETURN_IF_ERROR(r.AgreeToLaunch(allocated, what));
   }
   const Status enqueued = steps.enqueue(launch);
-  return r.finalizer.CompleteAfter(entries, launch.device_, launch.stream_, launch.comm_, what, enqueued);
+  return r.finalizer.CompleteAfter(entries, launch.device_, launch.stream_, launch.comm_, what,
+                                   enqueued);
 }
 
 }  // namespace mpi

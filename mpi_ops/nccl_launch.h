@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "horde/status.h"
 #include "core/tensor.h"
+#include "horde/status.h"
 #include "mpi_ops/nccl_resources.h"
 
 namespace horde {
@@ -38,7 +38,8 @@ class NcclLaunch {
   Status WaitForStream();
 
  private:
-  friend Status LaunchNccl(NcclResources&, std::vector<TensorEntry>&, const std::string&, const NcclSteps&);
+  friend Status LaunchNccl(NcclResources&, std::vector<TensorEntry>&, const std::string&,
+                           const NcclSteps&);
   NcclLaunch(NcclResources& resources, int device, const std::string& what)
       : r_(resources), device_(device), what_(what) {}
 
@@ -69,8 +70,8 @@ struct NcclSteps {
 // agree; enqueue; hand the entries to the finalizer, which completes them once the GPU
 // has run what was enqueued (also when enqueueing stopped halfway). `what` names the op
 // in errors.
-Status LaunchNccl(NcclResources& resources, std::vector<TensorEntry>& entries, const std::string& what,
-                  const NcclSteps& steps);
+Status LaunchNccl(NcclResources& resources, std::vector<TensorEntry>& entries,
+                  const std::string& what, const NcclSteps& steps);
 
 }  // namespace mpi
 }  // namespace horde

@@ -13,7 +13,8 @@
 namespace horde {
 namespace mpi {
 
-bool NcclReducescatter::Enabled(const Response& response, const std::vector<TensorEntry>& entries) const {
+bool NcclReducescatter::Enabled(const Response& response,
+                                const std::vector<TensorEntry>& entries) const {
   return NcclTakes(response, true);
 }
 
@@ -27,7 +28,8 @@ Status NcclReducescatter::Execute(std::vector<TensorEntry>& entries, const Respo
       HORDE_RETURN_IF_ERROR(AllocateOutput(entry, what));
       largest = std::max(largest, entry.input->size_bytes());
     }
-    return response.prescale == 1.0 ? Status::Ok() : r_->devices.FusionBuffer(launch.device(), largest, &scratch);
+    return response.prescale == 1.0 ? Status::Ok()
+                                    : r_->devices.FusionBuffer(launch.device(), largest, &scratch);
   };
   steps.enqueue = [&](NcclLaunch& launch) {
     for (auto& entry : entries) HORDE_RETURN_IF_ERROR(Scatter(entry, response, scratch, launch));
@@ -39,7 +41,8 @@ Status NcclReducescatter::Execute(std::vector<TensorEntry>& entries, const Respo
 Status NcclReducescatter::AllocateOutput(TensorEntry& entry, const std::string& what) const {
   const Topology& topology = r_->mpi->topology();
   TensorShape shape = entry.input->shape();
-  if (shape.empty()) return Status::InvalidArgument(what + ": a scalar cannot be scattered by rows");
+  if (shape.empty())
+    return Status::InvalidArgument(what + ": a scalar cannot be scattered by rows");
   shape[0] = ReducescatterRows(shape[0], topology.size)[topology.rank];
   return entry.allocate_output(shape, &entry.output);
 }
@@ -56,8 +59,9 @@ Status NcclReducescatter::Scatter(TensorEntry& entry, const Response& response, 
   if (scratch != nullptr) {
     // Entries run one after another on the stream, so they can share the buffer.
     const int64_t bytes = entry.input->size_bytes();
-    HORDE_RETURN_IF_ERROR(CheckCuda(cudaMemcpyAsync(scratch, send, bytes, cudaMemcpyDeviceToDevice, launch.stream()),
-                                    "cudaMemcpyAsync (prescale copy)", what));
+    HORDE_RETURN_IF_ERROR(
+        CheckCuda(cudaMemcpyAsync(scratch, send, bytes, cudaMemcpyDeviceToDevice, launch.stream()),
+                  "cudaMemcpyAsync (prescale copy)", what));
     HORDE_RETURN_IF_ERROR(CheckCuda(ScaleDeviceBuffer(scratch, bytes / element_size, response.dtype,
                                                       response.prescale, launch.stream()),
                                     "prescale kernel", what));

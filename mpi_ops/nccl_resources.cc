@@ -10,15 +10,17 @@
 namespace horde {
 namespace mpi {
 
-Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries, const std::string& what) {
+Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries,
+                                    const std::string& what) {
   if (entries.size() < 2) return Status::Ok();
   Status local;
   const int32_t device = entries[0].input->device();
   for (const auto& entry : entries) {
     if (entry.input->device() == device) continue;
-    local = Status::InvalidArgument(what + ": this rank's tensors are on " + DeviceName(device) + " ('" +
-                                    entries[0].name + "') and " + DeviceName(entry.input->device()) + " ('" +
-                                    entry.name + "'); horde drives one GPU per rank, so put every tensor of "
+    local = Status::InvalidArgument(what + ": this rank's tensors are on " + DeviceName(device) +
+                                    " ('" + entries[0].name + "') and " +
+                                    DeviceName(entry.input->device()) + " ('" + entry.name +
+                                    "'); horde drives one GPU per rank, so put every tensor of "
                                     "an operation (and of a fused or grouped set) on the same GPU");
     break;
   }
@@ -30,7 +32,8 @@ Status NcclResources::AgreeToLaunch(const Status& local, const std::string& what
   return AgreeAllSucceeded(&transport, local, what, RankNames(mpi->topology().world_ranks));
 }
 
-Status NcclResources::FusionBuffer(int device, int64_t bytes, const std::string& what, char** buffer) {
+Status NcclResources::FusionBuffer(int device, int64_t bytes, const std::string& what,
+                                   char** buffer) {
   int64_t& agreed = agreed_fusion_bytes[device];
   if (bytes <= agreed) return devices.FusionBuffer(device, bytes, buffer);
   HORDE_RETURN_IF_ERROR(AgreeToLaunch(devices.FusionBuffer(device, bytes, buffer), what));

@@ -15,9 +15,9 @@
 namespace horde {
 namespace mpi {
 
-// What the GPU ops of one runtime share (the NCCL ones through LaunchNccl, nccl_launch.h). Members are destroyed in reverse order: the
-// finalizer first (it waits for the work in flight), then the communicators, then the
-// streams and buffers that work used.
+// What the GPU ops of one runtime share (the NCCL ones through LaunchNccl, nccl_launch.h). Members
+// are destroyed in reverse order: the finalizer first (it waits for the work in flight), then the
+// communicators, then the streams and buffers that work used.
 struct NcclResources {
   NcclResources(std::shared_ptr<MpiContext> context, std::shared_ptr<Timeline> timeline)
       : mpi(context), timeline(std::move(timeline)), comms(std::move(context)), finalizer(comms) {}

@@ -87,7 +87,8 @@ PYBIND11_MODULE(_ops, m) {
       .value("Product", ReduceOp::kProduct)
       .value("Adasum", ReduceOp::kAdasum);
 
-  m.def("init", &torch_ops::Init, py::arg("process_sets"), py::call_guard<py::gil_scoped_release>());
+  m.def("init", &torch_ops::Init, py::arg("process_sets"),
+        py::call_guard<py::gil_scoped_release>());
   m.def("shutdown", &torch_ops::Shutdown, py::call_guard<py::gil_scoped_release>());
   m.def("add_process_set", &torch_ops::AddProcessSet, py::arg("ranks"),
         py::call_guard<py::gil_scoped_release>());

@@ -74,7 +74,8 @@ void broadcast_parameters(const ::torch::OrderedDict<std::string, at::Tensor>& n
   std::vector<Handle> handles;
   handles.reserve(named_tensors.size());
   for (const auto& item : named_tensors) {
-    handles.push_back(broadcast_async_(item.value(), root_rank, "broadcast." + item.key(), process_set));
+    handles.push_back(
+        broadcast_async_(item.value(), root_rank, "broadcast." + item.key(), process_set));
   }
   for (Handle& handle : handles) handle.wait();
 }

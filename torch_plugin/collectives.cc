@@ -29,8 +29,8 @@ at::Tensor NewOutput(const at::Tensor& input) {
 Handle allreduce_async(const at::Tensor& tensor, const AllreduceOptions& options) {
   at::Tensor input = Input(tensor, "allreduce");
   const int64_t id = torch_ops::AllreduceAsync(input, NewOutput(input), options.name, options.op,
-                                           options.prescale_factor, options.postscale_factor,
-                                           options.process_set.id());
+                                               options.prescale_factor, options.postscale_factor,
+                                               options.process_set.id());
   return detail::MakeHandle(id);
 }
 
@@ -63,7 +63,8 @@ at::Tensor allgather(const at::Tensor& tensor, const std::string& name,
 Handle broadcast_async(const at::Tensor& tensor, int root_rank, const std::string& name,
                        const ProcessSet& process_set) {
   at::Tensor input = Input(tensor, "broadcast");
-  const int64_t id = torch_ops::BroadcastAsync(input, NewOutput(input), root_rank, name, process_set.id());
+  const int64_t id = torch_ops::BroadcastAsync(input, NewOutput(input), root_rank, name,
+                                               process_set.id());
   return detail::MakeHandle(id);
 }
 
@@ -89,7 +90,8 @@ AlltoallHandle alltoall_async(const at::Tensor& tensor, const std::vector<int64_
   // Sized for the set; a rank outside it gets torch_ops' error before the size matters.
   const int set_size = process_set.included() ? process_set.size() : 0;
   at::Tensor received_splits = at::empty({set_size}, at::kInt);
-  const int64_t id = torch_ops::AlltoallAsync(input, splits, received_splits, name, process_set.id());
+  const int64_t id = torch_ops::AlltoallAsync(input, splits, received_splits, name,
+                                              process_set.id());
   return AlltoallHandle(detail::MakeHandle(id), std::move(received_splits));
 }
 
@@ -99,9 +101,9 @@ AlltoallResult alltoall(const at::Tensor& tensor, const std::vector<int64_t>& sp
 }
 
 Handle reducescatter_async(const at::Tensor& tensor, const ReducescatterOptions& options) {
-  const int64_t id = torch_ops::ReducescatterAsync(Input(tensor, "reducescatter"), options.name,
-                                               options.op, options.prescale_factor,
-                                               options.postscale_factor, options.process_set.id());
+  const int64_t id = torch_ops::ReducescatterAsync(
+      Input(tensor, "reducescatter"), options.name, options.op, options.prescale_factor,
+      options.postscale_factor, options.process_set.id());
   return detail::MakeHandle(id);
 }
 

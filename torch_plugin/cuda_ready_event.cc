@@ -14,7 +14,8 @@ Status RecordReadyEvent(const at::Tensor& tensor, std::shared_ptr<ReadyEvent>* e
   // The event and the stream must belong to the tensor's device, whatever device the
   // calling thread has current; torch's guard restores it without creating contexts.
   const c10::cuda::CUDAGuard guard(device);
-  return mpi::CudaReadyEvent::Record(device, c10::cuda::getCurrentCUDAStream(device).stream(), event);
+  return mpi::CudaReadyEvent::Record(device, c10::cuda::getCurrentCUDAStream(device).stream(),
+                                     event);
 }
 
 }  // namespace horde

@@ -37,7 +37,9 @@ DistributedOptimizer::DistributedOptimizer(::torch::optim::Optimizer& optimizer,
                                            const NamedParameters& named_parameters,
                                            int backward_passes_per_step, ReduceOp op,
                                            ProcessSet process_set)
-    : optimizer_(optimizer), backward_passes_per_step_(backward_passes_per_step), op_(op),
+    : optimizer_(optimizer),
+      backward_passes_per_step_(backward_passes_per_step),
+      op_(op),
       process_set_(std::move(process_set)) {
   // Failing here beats failing in the middle of backward.
   if (!is_initialized()) {

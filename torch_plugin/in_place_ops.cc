@@ -33,8 +33,8 @@ std::vector<HandleId> GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>
                                                    int32_t process_set) {
   std::vector<at::Tensor> works;
   for (const auto& tensor : tensors) works.push_back(Work(tensor, "grouped allreduce"));
-  std::vector<HandleId> handles =
-      GroupedAllreduceAsync(works, works, name, op, prescale, postscale, process_set);
+  std::vector<HandleId> handles = GroupedAllreduceAsync(works, works, name, op, prescale, postscale,
+                                                        process_set);
   for (size_t i = 0; i < handles.size(); ++i) {
     InPlaceTargets::OfProcess().Track(handles[i], tensors[i]);
   }

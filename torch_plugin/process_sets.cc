@@ -1,9 +1,8 @@
 // horde::ProcessSet and the sets' registration, over torch_ops (shared with Python).
-#include "horde/process_set.h"
-
 #include <algorithm>
 #include <utility>
 
+#include "horde/process_set.h"
 #include "torch_plugin/torch_ops.h"
 
 namespace horde {

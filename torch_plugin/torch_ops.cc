@@ -68,7 +68,8 @@ int RootInSet(int root_rank, int32_t process_set, const std::vector<int>& ranks)
 }
 
 void CheckTensor(const at::Tensor& t, const char* role, const std::string& op) {
-  if (!t.defined()) throw Error(Status::InvalidArgument(op + ": the " + role + " tensor is undefined"));
+  if (!t.defined())
+    throw Error(Status::InvalidArgument(op + ": the " + role + " tensor is undefined"));
   if (!t.is_contiguous()) {
     throw Error(Status::InvalidArgument(op + ": the " + role + " tensor must be contiguous"));
   }
@@ -79,13 +80,15 @@ void CheckOutputMatches(const at::Tensor& input, const at::Tensor& output, const
   if (output.scalar_type() != input.scalar_type() || !output.sizes().equals(input.sizes())) {
     throw Error(Status::InvalidArgument(
         op + ": the output tensor must have the input's dtype and shape; got " +
-        c10::toString(output.scalar_type()) + ShapeString(TensorShape(output.sizes().begin(), output.sizes().end())) +
-        " for input " + c10::toString(input.scalar_type()) +
+        c10::toString(output.scalar_type()) +
+        ShapeString(TensorShape(output.sizes().begin(), output.sizes().end())) + " for input " +
+        c10::toString(input.scalar_type()) +
         ShapeString(TensorShape(input.sizes().begin(), input.sizes().end()))));
   }
   if (output.device() != input.device()) {
-    throw Error(Status::InvalidArgument(op + ": the output tensor must be on the input's device; got " +
-                                        output.device().str() + " for input on " + input.device().str()));
+    throw Error(
+        Status::InvalidArgument(op + ": the output tensor must be on the input's device; got " +
+                                output.device().str() + " for input on " + input.device().str()));
   }
 }
 
@@ -121,7 +124,8 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
     handles.SetOutput(handle, entry.output);
   } else {
     OutputAllocator allocate = TorchOutputAllocator(input);
-    entry.allocate_output = [allocate, handle](const TensorShape& shape, std::shared_ptr<Tensor>* out) {
+    entry.allocate_output = [allocate, handle](const TensorShape& shape,
+                                               std::shared_ptr<Tensor>* out) {
       HORDE_RETURN_IF_ERROR(allocate(shape, out));
       Handles().SetOutput(handle, *out);
       return Status::Ok();
@@ -153,7 +157,8 @@ std::vector<HandleId> EnqueueBatch(Runtime& runtime, Batch batch) {
   return batch.handles;
 }
 
-HandleId Submit(Request request, const at::Tensor& input, const at::Tensor& output, int32_t process_set) {
+HandleId Submit(Request request, const at::Tensor& input, const at::Tensor& output,
+                int32_t process_set) {
   Target target = RequireSet(process_set);
   Batch batch{target.context};
   Prepare(std::move(request), input, output, &batch);
@@ -163,8 +168,8 @@ HandleId Submit(Request request, const at::Tensor& input, const at::Tensor& outp
 // Queues `prototype` on each input (into outputs[i] where given, else into an output the
 // operation allocates) as one group, all or nothing.
 std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at::Tensor>& inputs,
-                             const std::vector<at::Tensor>& outputs, const std::string& name,
-                             int32_t process_set) {
+                                  const std::vector<at::Tensor>& outputs, const std::string& name,
+                                  int32_t process_set) {
   Target target = RequireSet(process_set);
   if (inputs.empty()) {
     throw Error(Status::InvalidArgument(std::string("grouped ") + OpTypeName(prototype.op) +
@@ -178,7 +183,8 @@ std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at
   } catch (const Error& e) {
     Abandon(batch, e.status());
   }
-  Status status = target.runtime->EnqueueGroup(name, std::move(batch.requests), std::move(batch.entries));
+  Status status = target.runtime->EnqueueGroup(name, std::move(batch.requests),
+                                               std::move(batch.entries));
   if (!status.ok()) Abandon(batch, status);
   return batch.handles;
 }
@@ -248,7 +254,7 @@ bool MpiThreadsSupported() {
 }
 
 HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
-                   ReduceOp op, double prescale, double postscale, int32_t process_set) {
+                        ReduceOp op, double prescale, double postscale, int32_t process_set) {
   return Submit(ReductionRequest(OpType::kAllreduce, name, op, prescale, postscale), input, output,
                 process_set);
 }
@@ -261,7 +267,7 @@ HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_
 }
 
 HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
-                   const std::string& name, int32_t process_set) {
+                        const std::string& name, int32_t process_set) {
   Target target = RequireSet(process_set);
   Request request;
   request.op = OpType::kBroadcast;
@@ -273,28 +279,28 @@ HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int r
 }
 
 std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
-                                       const std::vector<at::Tensor>& outputs,
-                                       const std::string& name, ReduceOp op, double prescale,
-                                       double postscale, int32_t process_set) {
+                                            const std::vector<at::Tensor>& outputs,
+                                            const std::string& name, ReduceOp op, double prescale,
+                                            double postscale, int32_t process_set) {
   if (inputs.size() != outputs.size()) {
-    throw Error(Status::InvalidArgument(
-        "grouped allreduce needs one output per tensor; got " + std::to_string(inputs.size()) +
-        " tensors and " + std::to_string(outputs.size()) + " outputs"));
+    throw Error(Status::InvalidArgument("grouped allreduce needs one output per tensor; got " +
+                                        std::to_string(inputs.size()) + " tensors and " +
+                                        std::to_string(outputs.size()) + " outputs"));
   }
   return SubmitGroup(ReductionRequest(OpType::kAllreduce, "", op, prescale, postscale), inputs,
                      outputs, name, process_set);
 }
 
 std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
-                                       const std::string& name, int32_t process_set) {
+                                            const std::string& name, int32_t process_set) {
   Request request;
   request.op = OpType::kAllgather;
   return SubmitGroup(request, inputs, {}, name, process_set);
 }
 
 HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
-                  const at::Tensor& received_splits, const std::string& name,
-                  int32_t process_set) {
+                       const at::Tensor& received_splits, const std::string& name,
+                       int32_t process_set) {
   Target target = RequireSet(process_set);
   const int set_size = static_cast<int>(target.ranks.size());
   CheckReceivedSplits(received_splits, set_size);
@@ -311,15 +317,15 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 }
 
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
-                       double prescale, double postscale, int32_t process_set) {
+                            double prescale, double postscale, int32_t process_set) {
   return Submit(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale), input,
                 at::Tensor(), process_set);
 }
 
 std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
-                                           const std::string& name, ReduceOp op,
-                                           double prescale, double postscale,
-                                           int32_t process_set) {
+                                                const std::string& name, ReduceOp op,
+                                                double prescale, double postscale,
+                                                int32_t process_set) {
   return SubmitGroup(ReductionRequest(OpType::kReducescatter, "", op, prescale, postscale), inputs,
                      {}, name, process_set);
 }
@@ -333,8 +339,9 @@ HandleId BarrierAsync(int32_t process_set) {
 
 HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
   if (device < kCpuDevice) {
-    throw Error(Status::InvalidArgument("join: device " + std::to_string(device) +
-                                        " is not a device index; expected -1 or a CUDA device index >= 0"));
+    throw Error(
+        Status::InvalidArgument("join: device " + std::to_string(device) +
+                                " is not a device index; expected -1 or a CUDA device index >= 0"));
   }
   Request request;
   request.op = OpType::kJoin;

@@ -44,11 +44,11 @@ void StopTimeline();
 // operation (see Runtime::Enqueue). `output` must be contiguous, with the input's dtype
 // and shape.
 HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
-                   ReduceOp op, double prescale, double postscale, int32_t process_set = 0);
+                        ReduceOp op, double prescale, double postscale, int32_t process_set = 0);
 HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set = 0);
 // `root_rank` is a world rank, a member of the set.
 HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
-                   const std::string& name, int32_t process_set = 0);
+                        const std::string& name, int32_t process_set = 0);
 
 // In-place forms: `tensor` (of any layout) is the input and receives the output; waiting
 // on the handle returns `tensor` itself (see in_place_targets.h). An undefined tensor
@@ -66,13 +66,13 @@ HandleId BroadcastInPlaceAsync(const at::Tensor& tensor, int root_rank, const st
 // when every one is ready on every rank. Member i is named "<name>.<i>" (see
 // Runtime::EnqueueGroup for unnamed groups).
 std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
-                                       const std::vector<at::Tensor>& outputs,
-                                       const std::string& name, ReduceOp op, double prescale,
-                                       double postscale, int32_t process_set = 0);
+                                            const std::vector<at::Tensor>& outputs,
+                                            const std::string& name, ReduceOp op, double prescale,
+                                            double postscale, int32_t process_set = 0);
 // Every rank's input concatenated along the first dimension, the inputs gathered as one
 // group (see GroupedAllreduceAsync).
 std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
-                                       const std::string& name, int32_t process_set = 0);
+                                            const std::string& name, int32_t process_set = 0);
 
 // Sends splits[j] rows of `input` (in order along the first dimension) to rank j, and
 // outputs the rows every rank sent here, concatenated in rank order (ranks of the set,
@@ -80,17 +80,17 @@ std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& input
 // contiguous, one element per rank of the set) receives how many rows came from each
 // rank. Bad splits throw kInvalidArgument here.
 HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
-                  const at::Tensor& received_splits, const std::string& name,
-                  int32_t process_set = 0);
+                       const at::Tensor& received_splits, const std::string& name,
+                       int32_t process_set = 0);
 
 // Reduces every rank's input (all of one shape; op Sum or Average) and outputs this
 // rank's share of the first dimension (see core/row_split.h).
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
-                       double prescale, double postscale, int32_t process_set = 0);
+                            double prescale, double postscale, int32_t process_set = 0);
 std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
-                                           const std::string& name, ReduceOp op,
-                                           double prescale, double postscale,
-                                           int32_t process_set = 0);
+                                                const std::string& name, ReduceOp op,
+                                                double prescale, double postscale,
+                                                int32_t process_set = 0);
 
 // Completes once every rank of the set has submitted its barrier.
 HandleId BarrierAsync(int32_t process_set = 0);

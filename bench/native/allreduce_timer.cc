@@ -36,7 +36,7 @@ extern "C" int MPI_Finalize() {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr,
-               "allreduce_timer: rank %d: %ld MPI_Allreduce calls, %.1f MB, %.3f s inside\n",
-               rank, calls.load(), bytes.load() / 1e6, nanoseconds.load() / 1e9);
+               "allreduce_timer: rank %d: %ld MPI_Allreduce calls, %.1f MB, %.3f s inside\n", rank,
+               calls.load(), bytes.load() / 1e6, nanoseconds.load() / 1e9);
   return PMPI_Finalize();
 }

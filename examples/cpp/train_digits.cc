@@ -114,10 +114,12 @@ int Run(int argc, char** argv) {
   torch::Tensor order = torch::randperm(task.inputs.size(0));
   const int64_t n_train = order.size(0) * 4 / 5;
   Mlp model = Train(task, order.narrow(0, 0, n_train), task.classification ? 20 : 30);
-  const double metric = HeldOutMetric(task, model, order.narrow(0, n_train, order.size(0) - n_train));
+  const double metric = HeldOutMetric(task, model,
+                                      order.narrow(0, n_train, order.size(0) - n_train));
   const bool identical = WeightsIdenticalOnAllRanks(model);
   if (root) {
-    std::printf("held-out %s: %.4f\n", task.classification ? "accuracy" : "mean squared error", metric);
+    std::printf("held-out %s: %.4f\n", task.classification ? "accuracy" : "mean squared error",
+                metric);
     std::printf("weights identical on all ranks: %s\n", identical ? "true" : "false");
   }
   horde::shutdown();

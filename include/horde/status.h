@@ -19,8 +19,12 @@ class Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {StatusCode::kInvalidArgument, std::move(msg)}; }
-  static Status PreconditionError(std::string msg) { return {StatusCode::kPreconditionError, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {StatusCode::kInvalidArgument, std::move(msg)};
+  }
+  static Status PreconditionError(std::string msg) {
+    return {StatusCode::kPreconditionError, std::move(msg)};
+  }
   static Status Aborted(std::string msg) { return {StatusCode::kAborted, std::move(msg)}; }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 
@@ -35,9 +39,9 @@ class Status {
   std::string message_;
 };
 
-#define HORDE_RETURN_IF_ERROR(expr)        \
-  do {                                     \
-    ::horde::Status _horde_status = (expr); \
+#define HORDE_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::horde::Status _horde_status = (expr);        \
     if (!_horde_status.ok()) return _horde_status; \
   } while (0)
 

@@ -1,12 +1,13 @@
 // The arithmetic of Adasum (mpi_ops/adasum_math.h), without MPI: the pairwise
 // combination, its zero guard, float64 internals near each type's limit, and per-tensor
 // dot products over a fused buffer that is halved across tensor boundaries.
+#include "mpi_ops/adasum_math.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "mpi_ops/adasum_math.h"
 #include "mpi_ops/half_float.h"
 
 namespace horde {
@@ -27,16 +28,22 @@ struct Buffer {
 
   void Set(size_t i, double v) {
     switch (dtype) {
-      case DataType::kFloat16: reinterpret_cast<uint16_t*>(data())[i] = FloatToFloat16(float(v)); break;
-      case DataType::kBFloat16: reinterpret_cast<uint16_t*>(data())[i] = FloatToBFloat16(float(v)); break;
+      case DataType::kFloat16:
+        reinterpret_cast<uint16_t*>(data())[i] = FloatToFloat16(float(v));
+        break;
+      case DataType::kBFloat16:
+        reinterpret_cast<uint16_t*>(data())[i] = FloatToBFloat16(float(v));
+        break;
       case DataType::kFloat32: reinterpret_cast<float*>(data())[i] = float(v); break;
       default: reinterpret_cast<double*>(data())[i] = v; break;
     }
   }
   double Get(size_t i) const {
     switch (dtype) {
-      case DataType::kFloat16: return Float16ToFloat(reinterpret_cast<const uint16_t*>(bytes.data())[i]);
-      case DataType::kBFloat16: return BFloat16ToFloat(reinterpret_cast<const uint16_t*>(bytes.data())[i]);
+      case DataType::kFloat16:
+        return Float16ToFloat(reinterpret_cast<const uint16_t*>(bytes.data())[i]);
+      case DataType::kBFloat16:
+        return BFloat16ToFloat(reinterpret_cast<const uint16_t*>(bytes.data())[i]);
       case DataType::kFloat32: return reinterpret_cast<const float*>(bytes.data())[i];
       default: return reinterpret_cast<const double*>(bytes.data())[i];
     }
@@ -50,7 +57,8 @@ struct Buffer {
 
 // The combination of two whole vectors, as one rank pair computes it: a is the left
 // vector (and the result), b the right.
-std::vector<double> Adasum(DataType dtype, const std::vector<double>& a, const std::vector<double>& b) {
+std::vector<double> Adasum(DataType dtype, const std::vector<double>& a,
+                           const std::vector<double>& b) {
   Buffer left(dtype, a), right(dtype, b);
   Dots dots;
   AccumulateDots(dtype, left.data(), right.data(), left.size(), &dots);
@@ -59,17 +67,20 @@ std::vector<double> Adasum(DataType dtype, const std::vector<double>& a, const s
   return left.Values();
 }
 
-const DataType kFloatTypes[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+const DataType kFloatTypes[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
+                                DataType::kFloat64};
 
 TEST(AdasumMath, OrthogonalVectorsAdd) {
   for (DataType dtype : kFloatTypes) {
-    EXPECT_EQ(Adasum(dtype, {1, 0, 0, 2}, {0, 3, 0, 0}), (std::vector<double>{1, 3, 0, 2})) << DataTypeName(dtype);
+    EXPECT_EQ(Adasum(dtype, {1, 0, 0, 2}, {0, 3, 0, 0}), (std::vector<double>{1, 3, 0, 2}))
+        << DataTypeName(dtype);
   }
 }
 
 TEST(AdasumMath, IdenticalVectorsGiveThemselves) {
   for (DataType dtype : kFloatTypes) {
-    EXPECT_EQ(Adasum(dtype, {1, -2, 0.5}, {1, -2, 0.5}), (std::vector<double>{1, -2, 0.5})) << DataTypeName(dtype);
+    EXPECT_EQ(Adasum(dtype, {1, -2, 0.5}, {1, -2, 0.5}), (std::vector<double>{1, -2, 0.5}))
+        << DataTypeName(dtype);
   }
 }
 
@@ -89,8 +100,10 @@ TEST(AdasumMath, GeneralCaseMatchesTheFormula) {
 
 TEST(AdasumMath, ZeroVectorLeavesTheOther) {
   for (DataType dtype : kFloatTypes) {
-    EXPECT_EQ(Adasum(dtype, {0, 0, 0}, {3, -4, 1}), (std::vector<double>{3, -4, 1})) << DataTypeName(dtype);
-    EXPECT_EQ(Adasum(dtype, {3, -4, 1}, {0, 0, 0}), (std::vector<double>{3, -4, 1})) << DataTypeName(dtype);
+    EXPECT_EQ(Adasum(dtype, {0, 0, 0}, {3, -4, 1}), (std::vector<double>{3, -4, 1}))
+        << DataTypeName(dtype);
+    EXPECT_EQ(Adasum(dtype, {3, -4, 1}, {0, 0, 0}), (std::vector<double>{3, -4, 1}))
+        << DataTypeName(dtype);
   }
   EXPECT_EQ(Adasum(DataType::kFloat32, {0, 0}, {0, 0}), (std::vector<double>{0, 0}));
 }
@@ -113,8 +126,8 @@ TEST(AdasumMath, ValuesNearTheTypeLimitStayFinite) {
     DataType dtype;
     double value;
   };
-  for (Case c : {Case{DataType::kFloat16, 60000}, Case{DataType::kBFloat16, 3e38}, Case{DataType::kFloat32, 3e38},
-                 Case{DataType::kFloat64, 1e150}}) {
+  for (Case c : {Case{DataType::kFloat16, 60000}, Case{DataType::kBFloat16, 3e38},
+                 Case{DataType::kFloat32, 3e38}, Case{DataType::kFloat64, 1e150}}) {
     const std::vector<double> v(16, c.value);
     const std::vector<double> got = Adasum(c.dtype, v, v);
     const double stored = Buffer(c.dtype, {c.value}).Get(0);
@@ -185,8 +198,8 @@ TEST(AdasumMath, DotsOfPiecesAddUpToTheWholeTensor) {
   std::vector<Dots> lower, upper;
   // The lower rank holds a's piece and received b's; the upper one the reverse.
   WindowDots(DataType::kFloat64, layout, lower_piece, a.data(), b.data(), false, &lower);
-  WindowDots(DataType::kFloat64, layout, upper_piece, b.data() + 2 * sizeof(double), a.data() + 2 * sizeof(double),
-             true, &upper);
+  WindowDots(DataType::kFloat64, layout, upper_piece, b.data() + 2 * sizeof(double),
+             a.data() + 2 * sizeof(double), true, &upper);
   EXPECT_EQ(lower[0].dot + upper[0].dot, 35);
   EXPECT_EQ(lower[0].left_norm2 + upper[0].left_norm2, 55);
   EXPECT_EQ(lower[0].right_norm2 + upper[0].right_norm2, 55);

@@ -42,7 +42,8 @@ TEST(Autotuner, SearchesEachParameterSettlesOnTheBestAndLogsEverySample) {
   std::ifstream in(log);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "sample,fusion_threshold_bytes,cycle_time_ms,cache_enabled,bytes_per_second,state");
+  EXPECT_EQ(line,
+            "sample,fusion_threshold_bytes,cycle_time_ms,cache_enabled,bytes_per_second,state");
   int rows = 0;
   std::string last;
   while (std::getline(in, line)) {

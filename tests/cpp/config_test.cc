@@ -44,8 +44,8 @@ TEST(Config, ReadsCacheAndTimelineVariables) {
   EXPECT_EQ(config.cache_capacity, 0);
   EXPECT_EQ(config.timeline_path, "/tmp/t.json");
   Config gpu;
-  ASSERT_TRUE(Parse({{"HORDE_GPU_OPERATIONS", "MPI"}, {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}},
-                    &gpu).ok());
+  ASSERT_TRUE(
+      Parse({{"HORDE_GPU_OPERATIONS", "MPI"}, {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}}, &gpu).ok());
   EXPECT_FALSE(gpu.gpu_operations_nccl);
   EXPECT_TRUE(gpu.hierarchical_allreduce);
   EXPECT_TRUE(config.timeline_mark_cycles);
@@ -125,8 +125,8 @@ TEST(Config, HordeNameWinsOverHorovodAlias) {
 TEST(Config, MalformedHordeValueIsAnErrorEvenWithAValidAlias) {
   // The HORDE_ name wins, so its bad value is not papered over by the alias.
   Config config;
-  Status s =
-      Parse({{"HORDE_FUSION_THRESHOLD", "abc"}, {"HOROVOD_FUSION_THRESHOLD", "1024"}}, &config);
+  Status s = Parse({{"HORDE_FUSION_THRESHOLD", "abc"}, {"HOROVOD_FUSION_THRESHOLD", "1024"}},
+                   &config);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("HORDE_FUSION_THRESHOLD"), std::string::npos) << s.message();
 }

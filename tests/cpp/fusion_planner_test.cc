@@ -104,8 +104,8 @@ TEST(FusionPlanner, ThresholdZeroDisablesFusion) {
 
 TEST(FusionPlanner, LargeTensorsRunAloneInPlaceWhileSmallOnesAroundThemFuse) {
   FusionPlanner planner(1 << 20, /*in_place_bytes=*/1000);
-  EXPECT_EQ(NamesOf(planner.Plan({Allreduce("s1", 10), Allreduce("big", 1000),
-                                  Allreduce("s2", 999), Allreduce("huge", 5000)})),
+  EXPECT_EQ(NamesOf(planner.Plan({Allreduce("s1", 10), Allreduce("big", 1000), Allreduce("s2", 999),
+                                  Allreduce("huge", 5000)})),
             (Groups{{"s1", "s2"}, {"big"}, {"huge"}}));
 }
 
@@ -136,7 +136,8 @@ TEST(FusionPlanner, ErrorsAndOtherCollectivesPassThroughUnfused) {
 
 TEST(FusionPlanner, AllgathersFuseWithEachOtherAndCarryEveryTensorsFirstDimensions) {
   std::vector<Response> plan = FusionPlanner(1 << 20).Plan(
-      {Allgather("g1", 12, {1, 2}), Allreduce("x", 4), Allgather("g2", 30, {3, 0}), Allreduce("y", 4)});
+      {Allgather("g1", 12, {1, 2}), Allreduce("x", 4), Allgather("g2", 30, {3, 0}),
+       Allreduce("y", 4)});
   EXPECT_EQ(NamesOf(plan), (Groups{{"g1", "g2"}, {"x", "y"}}));
   EXPECT_EQ(plan[0].op, OpType::kAllgather);
   EXPECT_EQ(plan[0].first_dims, (std::vector<int64_t>{1, 2, 3, 0}));
@@ -145,10 +146,12 @@ TEST(FusionPlanner, AllgathersFuseWithEachOtherAndCarryEveryTensorsFirstDimensio
 }
 
 TEST(FusionPlanner, ReducescattersFuseWithEachOtherNotWithAllreduces) {
-  PlannedResponse rs1 = Allreduce("rs1", 16), rs2 = Allreduce("rs2", 16), scaled = Allreduce("rs.scaled", 16);
+  PlannedResponse rs1 = Allreduce("rs1", 16), rs2 = Allreduce("rs2", 16),
+                  scaled = Allreduce("rs.scaled", 16);
   for (PlannedResponse* p : {&rs1, &rs2, &scaled}) p->response.op = OpType::kReducescatter;
   scaled.response.postscale = 0.5;
-  EXPECT_EQ(NamesOf(FusionPlanner(1 << 20).Plan({rs1, Allreduce("x", 4), scaled, rs2, Allreduce("y", 4)})),
+  EXPECT_EQ(NamesOf(FusionPlanner(1 << 20).Plan(
+                {rs1, Allreduce("x", 4), scaled, rs2, Allreduce("y", 4)})),
             (Groups{{"rs1", "rs2"}, {"x", "y"}, {"rs.scaled"}}));
 }
 
@@ -157,7 +160,8 @@ TEST(FusionPlanner, AllgathersFuseWithinTheThresholdOfTheirOutputs) {
   PlannedResponse other_dtype = Allgather("g64", 8, {1, 1});
   other_dtype.response.dtype = DataType::kFloat64;
   EXPECT_EQ(NamesOf(planner.Plan({Allgather("a", 100, {1, 1}), Allgather("b", 100, {1, 1}),
-                                  Allgather("big", 150, {1, 1}), other_dtype, Allgather("c", 36, {1, 1})})),
+                                  Allgather("big", 150, {1, 1}), other_dtype,
+                                  Allgather("c", 36, {1, 1})})),
             (Groups{{"a", "c"}, {"b"}, {"big"}, {"g64"}}));
 }
 

@@ -179,16 +179,16 @@ TEST_P(NegotiatorCacheTest, CachesAgreeOverThousandsOfRoundsOfChangingTensorSets
       step_requests.push_back(Allreduce("t" + std::to_string(t), DataType::kFloat32, {elements}));
     }
     // Each rank submits each request in one of the next 3 rounds, chosen at random.
-    std::vector<std::vector<std::vector<Request>>> by_round(3, std::vector<std::vector<Request>>(size()));
+    std::vector<std::vector<std::vector<Request>>> by_round(
+        3, std::vector<std::vector<Request>>(size()));
     for (const Request& request : step_requests) {
       for (int rank = 0; rank < size(); ++rank) by_round[random() % 3][rank].push_back(request);
     }
     std::multiset<std::string> completed;
     for (int r = 0; r < 3 || completed.size() < step_requests.size(); ++r) {
       ASSERT_LT(r, 10) << "step " << step << " did not complete";
-      auto lists = PerRank(size(), [&](int rank) {
-        return r < 3 ? by_round[r][rank] : std::vector<Request>{};
-      });
+      auto lists = PerRank(
+          size(), [&](int rank) { return r < 3 ? by_round[r][rank] : std::vector<Request>{}; });
       for (const Response& response : ranks.Round(lists).responses) {
         ASSERT_EQ(response.kind, Response::Kind::kCollective) << response.error_message;
         for (const std::string& name : response.names) completed.insert(name);

@@ -269,8 +269,9 @@ TEST_P(NegotiatorTest, OnlyAllreduceRunsWhileARankHasJoined) {
   ResponseList decided = ranks.Round(rank0_joins);
   ASSERT_EQ(decided.responses.size(), 1u);
   EXPECT_EQ(decided.responses[0].kind, Response::Kind::kError);
-  EXPECT_NE(decided.responses[0].error_message.find("broadcast 'b' cannot run while rank 0 has joined"),
-            std::string::npos)
+  EXPECT_NE(
+      decided.responses[0].error_message.find("broadcast 'b' cannot run while rank 0 has joined"),
+      std::string::npos)
       << decided.responses[0].error_message;
 }
 
@@ -282,7 +283,9 @@ TEST_P(NegotiatorTest, AGroupIsReleasedOnlyWhenAllItsMembersAreReady) {
     r.group_size = 3;
     return r;
   };
-  EXPECT_TRUE(ranks.Round(Everyone(size(), {member(0), member(1), Allreduce("solo")})).responses.size() == 1u)
+  EXPECT_TRUE(
+      ranks.Round(Everyone(size(), {member(0), member(1), Allreduce("solo")})).responses.size() ==
+      1u)
       << "only the ungrouped tensor may run";
   ResponseList decided = ranks.Round(Everyone(size(), {member(2)}));
   ASSERT_EQ(decided.responses.size(), 1u) << "the whole group, fused";
@@ -306,9 +309,9 @@ TEST_P(NegotiatorTest, AStalledNameFailsOnEveryRankWithTheReportAndLaterNamesRun
   const Response& error = decided.responses[0];
   EXPECT_EQ(error.kind, Response::Kind::kError);
   EXPECT_EQ(error.names, std::vector<std::string>{"skipped"});
-  for (const char* part : {"fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=2)",
-                           "\n  rank 1 has not submitted allreduce 'skipped' (waiting 2.5 s)\n",
-                           "likely causes:"}) {
+  for (const char* part :
+       {"fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=2)",
+        "\n  rank 1 has not submitted allreduce 'skipped' (waiting 2.5 s)\n", "likely causes:"}) {
     EXPECT_NE(error.error_message.find(part), std::string::npos) << error.error_message;
   }
   EXPECT_EQ(ranks.pending_on_coordinator(), 0u);

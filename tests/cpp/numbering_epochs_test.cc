@@ -19,7 +19,8 @@ Request Numbered(const std::string& name, int32_t epoch) {
 }
 
 // Every rank's list is sent from `epochs[rank]`.
-std::vector<RequestList> InEpochs(std::vector<RequestList> lists, const std::vector<int32_t>& epochs) {
+std::vector<RequestList> InEpochs(std::vector<RequestList> lists,
+                                  const std::vector<int32_t>& epochs) {
   for (size_t r = 0; r < lists.size(); ++r) lists[r].numbering_epoch = epochs[r];
   return lists;
 }
@@ -35,28 +36,32 @@ TEST_P(NumberingEpochsTest, ANumberedNameARankMovedPastFailsAtOnce) {
   // Every rank but the last submits allreduce #3 of epoch 0; the last raised before it.
   const int last = size() - 1;
   auto lists = PerRank(size(), [&](int r) {
-    return r == last ? std::vector<Request>{} : std::vector<Request>{Numbered("allreduce.noname.3", 0)};
+    return r == last ? std::vector<Request>{}
+                     : std::vector<Request>{Numbered("allreduce.noname.3", 0)};
   });
   EXPECT_TRUE(ranks.Round(InEpochs(lists, AllIn(0))).responses.empty());
   // The last rank reaches init()/barrier: epoch 1, and submits its next unnamed op.
   std::vector<int32_t> epochs = AllIn(0);
   epochs[last] = 1;
   auto next = PerRank(size(), [&](int r) {
-    return r == last ? std::vector<Request>{Numbered("allreduce.noname.0.e1", 1)} : std::vector<Request>{};
+    return r == last ? std::vector<Request>{Numbered("allreduce.noname.0.e1", 1)}
+                     : std::vector<Request>{};
   });
   ResponseList decided = ranks.Round(InEpochs(next, epochs));
   ASSERT_EQ(decided.responses.size(), 1u);
   const Response& error = decided.responses[0];
   EXPECT_EQ(error.kind, Response::Kind::kError);
   EXPECT_EQ(error.names, std::vector<std::string>{"allreduce.noname.3"});
-  EXPECT_NE(error.error_message.find("rank " + std::to_string(last) + " has passed a point where "
+  EXPECT_NE(error.error_message.find("rank " + std::to_string(last) +
+                                     " has passed a point where "
                                      "unnamed operations are numbered anew"),
             std::string::npos)
       << error.error_message;
   // The new epoch's operation waits for the others, which catch up and pair with it.
   EXPECT_EQ(ranks.pending_on_coordinator(), 1u);
   auto caught_up = PerRank(size(), [&](int r) {
-    return r == last ? std::vector<Request>{} : std::vector<Request>{Numbered("allreduce.noname.0.e1", 1)};
+    return r == last ? std::vector<Request>{}
+                     : std::vector<Request>{Numbered("allreduce.noname.0.e1", 1)};
   });
   decided = ranks.Round(InEpochs(caught_up, AllIn(1)));
   ASSERT_EQ(decided.responses.size(), 1u);
@@ -66,7 +71,8 @@ TEST_P(NumberingEpochsTest, ANumberedNameARankMovedPastFailsAtOnce) {
 TEST_P(NumberingEpochsTest, ARankStillInTheEpochIsWaitedFor) {
   SimulatedRanks ranks(size());
   auto lists = PerRank(size(), [&](int r) {
-    return r == 0 ? std::vector<Request>{Numbered("allreduce.noname.0", 0)} : std::vector<Request>{};
+    return r == 0 ? std::vector<Request>{Numbered("allreduce.noname.0", 0)}
+                  : std::vector<Request>{};
   });
   EXPECT_TRUE(ranks.Round(InEpochs(lists, AllIn(0))).responses.empty());
   EXPECT_TRUE(ranks.Round(InEpochs(Nobody(size()), AllIn(0))).responses.empty());
@@ -76,13 +82,15 @@ TEST_P(NumberingEpochsTest, ARankStillInTheEpochIsWaitedFor) {
 TEST_P(NumberingEpochsTest, AnOldEpochsRequestSentWithTheNewEpochStillPairs) {
   SimulatedRanks ranks(size());
   auto lists = PerRank(size(), [&](int r) {
-    return r == 0 ? std::vector<Request>{Numbered("allreduce.noname.0", 0)} : std::vector<Request>{};
+    return r == 0 ? std::vector<Request>{Numbered("allreduce.noname.0", 0)}
+                  : std::vector<Request>{};
   });
   EXPECT_TRUE(ranks.Round(InEpochs(lists, AllIn(0))).responses.empty());
   // The other ranks submit it, pass a barrier and start epoch 1, all before one round.
   auto late = PerRank(size(), [&](int r) {
     return r == 0 ? std::vector<Request>{}
-                  : std::vector<Request>{Numbered("allreduce.noname.0", 0), Numbered("allreduce.noname.0.e1", 1)};
+                  : std::vector<Request>{Numbered("allreduce.noname.0", 0),
+                                         Numbered("allreduce.noname.0.e1", 1)};
   });
   std::vector<int32_t> epochs = AllIn(1);
   epochs[0] = 0;

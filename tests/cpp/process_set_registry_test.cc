@@ -43,7 +43,8 @@ TEST(ProcessSetRegistry, UnknownIdNamesTheKnownOnes) {
   const ProcessSetRegistry::Entry* entry = nullptr;
   Status s = registry.Find(7, &entry);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "unknown process set id 7 (removed, or never added); the sets known are [0, 1]");
+  EXPECT_EQ(s.message(),
+            "unknown process set id 7 (removed, or never added); the sets known are [0, 1]");
 }
 
 TEST(ProcessSetRanks, AreSortedAndCheckedForEmptinessRangeAndDuplicates) {
@@ -52,7 +53,8 @@ TEST(ProcessSetRanks, AreSortedAndCheckedForEmptinessRangeAndDuplicates) {
   EXPECT_EQ(ranks, (std::vector<int>{0, 2, 3}));
 
   std::vector<int> empty;
-  EXPECT_EQ(ValidateProcessSetRanks(4, &empty).message(), "a process set needs at least one rank; got []");
+  EXPECT_EQ(ValidateProcessSetRanks(4, &empty).message(),
+            "a process set needs at least one rank; got []");
   std::vector<int> out_of_range{1, 4};
   EXPECT_EQ(ValidateProcessSetRanks(4, &out_of_range).message(),
             "process set [1, 4]: rank 4 is out of range; ranks are 0 to 3");
@@ -60,7 +62,8 @@ TEST(ProcessSetRanks, AreSortedAndCheckedForEmptinessRangeAndDuplicates) {
   EXPECT_EQ(ValidateProcessSetRanks(4, &negative).message(),
             "process set [-1]: rank -1 is out of range; ranks are 0 to 3");
   std::vector<int> twice{2, 1, 2};
-  EXPECT_EQ(ValidateProcessSetRanks(4, &twice).message(), "process set [2, 1, 2]: rank 2 appears more than once");
+  EXPECT_EQ(ValidateProcessSetRanks(4, &twice).message(),
+            "process set [2, 1, 2]: rank 2 appears more than once");
 }
 
 }  // namespace

@@ -38,13 +38,17 @@ Request Broadcast(int rank, int root, DataType dtype) {
 
 TEST(RankNames, MismatchErrorsOfASetNameWorldRanksAndWorldRoots) {
   const RankNames set({2, 7});
-  Response dtypes = BuildResponse({Broadcast(0, 1, DataType::kFloat32), Broadcast(1, 1, DataType::kInt32)}, {}, set);
+  Response dtypes = BuildResponse(
+      {Broadcast(0, 1, DataType::kFloat32), Broadcast(1, 1, DataType::kInt32)}, {}, set);
   EXPECT_EQ(dtypes.error_message,
             "ranks disagree on the dtype of broadcast 'b': float32 on rank 2; int32 on rank 7");
-  Response roots = BuildResponse({Broadcast(0, 0, DataType::kFloat32), Broadcast(1, 1, DataType::kFloat32)}, {}, set);
-  EXPECT_EQ(roots.error_message, "ranks disagree on the root rank of broadcast 'b': 2 on rank 2; 7 on rank 7");
+  Response roots = BuildResponse(
+      {Broadcast(0, 0, DataType::kFloat32), Broadcast(1, 1, DataType::kFloat32)}, {}, set);
+  EXPECT_EQ(roots.error_message,
+            "ranks disagree on the root rank of broadcast 'b': 2 on rank 2; 7 on rank 7");
   Response joined = BuildResponse({Broadcast(0, 0, DataType::kFloat32)}, {1}, set);
-  EXPECT_NE(joined.error_message.find("while rank 7 has joined"), std::string::npos) << joined.error_message;
+  EXPECT_NE(joined.error_message.find("while rank 7 has joined"), std::string::npos)
+      << joined.error_message;
 }
 
 TEST(RankNames, StallReportsOfASetNameWorldRanks) {
@@ -59,7 +63,8 @@ TEST(RankNames, StallReportsOfASetNameWorldRanks) {
   StallSettings settings;
   settings.check_seconds = 1;
   StallInspector inspector(settings, RankNames({3, 5, 8}));
-  const std::string report = inspector.Inspect(SteadyTime() + std::chrono::seconds(2), &table).report;
+  const std::string report =
+      inspector.Inspect(SteadyTime() + std::chrono::seconds(2), &table).report;
   EXPECT_NE(report.find("\n  rank 8 has not submitted allreduce 'x'"), std::string::npos) << report;
 }
 

@@ -44,8 +44,9 @@ TEST(ReduceIdentity, IntegerAndFloatTypes) {
 
 TEST(ReduceIdentity, HalfTypesByTheirBits) {
   // float16: 1.0 = 0x3C00, inf = 0x7C00; bfloat16: 1.0 = 0x3F80, inf = 0x7F80.
-  for (auto [dtype, one, inf] : {std::tuple<DataType, uint16_t, uint16_t>{DataType::kFloat16, 0x3C00, 0x7C00},
-                                 {DataType::kBFloat16, 0x3F80, 0x7F80}}) {
+  for (auto [dtype, one, inf] :
+       {std::tuple<DataType, uint16_t, uint16_t>{DataType::kFloat16, 0x3C00, 0x7C00},
+        {DataType::kBFloat16, 0x3F80, 0x7F80}}) {
     EXPECT_EQ(ValueOf<uint16_t>(IdentityOf(dtype, ReduceOp::kSum)), 0);
     EXPECT_EQ(ValueOf<uint16_t>(IdentityOf(dtype, ReduceOp::kProduct)), one);
     EXPECT_EQ(ValueOf<uint16_t>(IdentityOf(dtype, ReduceOp::kMin)), inf);
@@ -54,9 +55,9 @@ TEST(ReduceIdentity, HalfTypesByTheirBits) {
 }
 
 TEST(ReduceIdentity, BoolIsNeutralForOrAndAnd) {
-  EXPECT_EQ(ValueOf<uint8_t>(IdentityOf(DataType::kBool, ReduceOp::kSum)), 0);  // or
-  EXPECT_EQ(ValueOf<uint8_t>(IdentityOf(DataType::kBool, ReduceOp::kMax)), 0);  // or
-  EXPECT_EQ(ValueOf<uint8_t>(IdentityOf(DataType::kBool, ReduceOp::kMin)), 1);  // and
+  EXPECT_EQ(ValueOf<uint8_t>(IdentityOf(DataType::kBool, ReduceOp::kSum)), 0);      // or
+  EXPECT_EQ(ValueOf<uint8_t>(IdentityOf(DataType::kBool, ReduceOp::kMax)), 0);      // or
+  EXPECT_EQ(ValueOf<uint8_t>(IdentityOf(DataType::kBool, ReduceOp::kMin)), 1);      // and
   EXPECT_EQ(ValueOf<uint8_t>(IdentityOf(DataType::kBool, ReduceOp::kProduct)), 1);  // and
 }
 

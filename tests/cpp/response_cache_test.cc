@@ -98,7 +98,6 @@ TEST(ResponseCacheTest, SplitsAFusedAllreduceIntoOneResponsePerName) {
   EXPECT_EQ(singles[1].names, std::vector<std::string>{"b"});
   EXPECT_EQ(singles[1].tensor_sizes, std::vector<int64_t>{5});
   EXPECT_EQ(singles[1].postscale, 0.5);
-
 }
 
 TEST(ResponseCacheTest, SplitsFusedAllgathersWithEachTensorsFirstDimensionsAndFusedReducescatters) {

@@ -83,8 +83,8 @@ class RankPair {
       topology.size = 2;
       topology.local_rank = rank;
       topology.local_size = 2;
-      runtimes_[rank] = std::make_unique<Runtime>(Config(), topology, std::make_unique<FakeTransport>(hub_, rank),
-                                                  make_ops(rank));
+      runtimes_[rank] = std::make_unique<Runtime>(
+          Config(), topology, std::make_unique<FakeTransport>(hub_, rank), make_ops(rank));
     }
   }
   Runtime& operator[](int rank) { return *runtimes_[rank]; }
@@ -95,7 +95,8 @@ class RankPair {
 };
 
 // Queues `request` on `tensor` (in place) with `outcome`'s callback.
-inline Status Submit(Runtime& runtime, Request request, Outcome* outcome, std::shared_ptr<Tensor> tensor) {
+inline Status Submit(Runtime& runtime, Request request, Outcome* outcome,
+                     std::shared_ptr<Tensor> tensor) {
   TensorEntry entry;
   entry.name = request.name;
   entry.input = tensor;

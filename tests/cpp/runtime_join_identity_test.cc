@@ -33,7 +33,8 @@ class RecordingOp : public CollectiveOp {
   Status Execute(std::vector<TensorEntry>& entries, const Response&) override {
     std::lock_guard<std::mutex> lock(inputs_->mu);
     ++inputs_->executions;
-    for (auto& e : entries) inputs_->first_values[rank_].push_back(static_cast<float*>(e.input->data())[0]);
+    for (auto& e : entries)
+      inputs_->first_values[rank_].push_back(static_cast<float*>(e.input->data())[0]);
     return Status::Ok();
   }
 
@@ -61,7 +62,9 @@ Request Join() {
 std::optional<Status> AllreduceWithRank1Joined(testing::RankPair& ranks, ReduceOp op) {
   Outcome join[2], x;
   EXPECT_TRUE(testing::Submit(ranks[1], Join(), &join[1], std::make_shared<FloatTensor>(1)).ok());
-  EXPECT_TRUE(testing::Submit(ranks[0], Allreduce("x", op), &x, std::make_shared<FloatTensor>(4, 2.0f)).ok());
+  EXPECT_TRUE(
+      testing::Submit(ranks[0], Allreduce("x", op), &x, std::make_shared<FloatTensor>(4, 2.0f))
+          .ok());
   std::optional<Status> status = x.Wait();
   EXPECT_TRUE(testing::Submit(ranks[0], Join(), &join[0], std::make_shared<FloatTensor>(1)).ok());
   for (auto& j : join) ExpectOk(&j, "join");
@@ -70,9 +73,11 @@ std::optional<Status> AllreduceWithRank1Joined(testing::RankPair& ranks, ReduceO
 
 TEST(RuntimeJoinIdentity, AJoinedRankContributesTheIdentityOfTheReduceOp) {
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<std::pair<ReduceOp, float>> cases = {
-      {ReduceOp::kSum, 0.0f}, {ReduceOp::kAverage, 0.0f}, {ReduceOp::kMin, inf},
-      {ReduceOp::kMax, -inf}, {ReduceOp::kProduct, 1.0f}};
+  const std::vector<std::pair<ReduceOp, float>> cases = {{ReduceOp::kSum, 0.0f},
+                                                         {ReduceOp::kAverage, 0.0f},
+                                                         {ReduceOp::kMin, inf},
+                                                         {ReduceOp::kMax, -inf},
+                                                         {ReduceOp::kProduct, 1.0f}};
   for (const auto& [op, identity] : cases) {
     Inputs inputs;
     testing::RankPair ranks([&](int rank) {
@@ -104,9 +109,10 @@ TEST(RuntimeJoinIdentity, AJoinedRankThatCannotMakeItsIdentityFailsTheAllreduceO
   std::optional<Status> status = AllreduceWithRank1Joined(ranks, ReduceOp::kSum);
   ASSERT_TRUE(status.has_value()) << "rank 0 was left waiting";
   EXPECT_EQ(status->code(), StatusCode::kPreconditionError);
-  EXPECT_EQ(status->message(),
-            "allreduce 'x' did not run on any rank: rank 1: the identity this joined rank contributes: "
-            "could not allocate 16 bytes of host memory");
+  EXPECT_EQ(
+      status->message(),
+      "allreduce 'x' did not run on any rank: rank 1: the identity this joined rank contributes: "
+      "could not allocate 16 bytes of host memory");
   {
     std::lock_guard<std::mutex> lock(inputs.mu);
     EXPECT_EQ(inputs.executions, 0) << "no rank entered the collective";
@@ -115,7 +121,8 @@ TEST(RuntimeJoinIdentity, AJoinedRankThatCannotMakeItsIdentityFailsTheAllreduceO
   Outcome next[2];
   for (int rank = 0; rank < 2; ++rank) {
     ASSERT_TRUE(testing::Submit(ranks[rank], Allreduce("next", ReduceOp::kSum), &next[rank],
-                                std::make_shared<FloatTensor>(4)).ok());
+                                std::make_shared<FloatTensor>(4))
+                    .ok());
   }
   for (auto& n : next) ExpectOk(&n, "the next allreduce");
 }

@@ -1,6 +1,6 @@
 // Where a joined rank's identity tensors (zeros for these sums) live: in the memory the
-// other ranks' tensors are in, so that every rank runs the same implementation (a joined rank that offered host zeros to
-// a GPU allreduce would run MPI while the others wait in NCCL).
+// other ranks' tensors are in, so that every rank runs the same implementation (a joined rank that
+// offered host zeros to a GPU allreduce would run MPI while the others wait in NCCL).
 
 #include <gtest/gtest.h>
 
@@ -60,8 +60,8 @@ class JoinRanks {
       : ranks_([this](int rank) {
           auto ops = std::make_unique<OpRegistry>();
           ops->Register(OpType::kAllreduce, std::make_unique<DeviceRecordingOp>(&seen_, rank));
-          ops->SetDeviceIdentity([this, rank](DataType, ReduceOp, const TensorShape& shape, int32_t device,
-                                              std::shared_ptr<Tensor>* out) {
+          ops->SetDeviceIdentity([this, rank](DataType, ReduceOp, const TensorShape& shape,
+                                              int32_t device, std::shared_ptr<Tensor>* out) {
             std::lock_guard<std::mutex> lock(seen_.mu);
             seen_.zeros_made_on[rank].push_back(device);
             *out = std::make_shared<GpuLikeTensor>(static_cast<size_t>(shape[0]), device);
@@ -104,13 +104,19 @@ std::shared_ptr<Tensor> TensorOn(int32_t device) {
 void RunJoinedAllreduce(JoinRanks& ranks, int32_t join_device, int32_t grad_device) {
   Outcome warm[2], join[2], grad;
   for (int rank = 0; rank < 2; ++rank) {
-    ASSERT_TRUE(testing::Submit(ranks[rank], Allreduce("warm", rank + 2), &warm[rank], TensorOn(rank + 2)).ok());
+    ASSERT_TRUE(
+        testing::Submit(ranks[rank], Allreduce("warm", rank + 2), &warm[rank], TensorOn(rank + 2))
+            .ok());
   }
   for (auto& w : warm) ExpectOk(&w, "warm-up allreduce");
-  ASSERT_TRUE(testing::Submit(ranks[1], Join(join_device), &join[1], std::make_shared<FloatTensor>(1)).ok());
-  ASSERT_TRUE(testing::Submit(ranks[0], Allreduce("grad", grad_device), &grad, TensorOn(grad_device)).ok());
+  ASSERT_TRUE(
+      testing::Submit(ranks[1], Join(join_device), &join[1], std::make_shared<FloatTensor>(1))
+          .ok());
+  ASSERT_TRUE(
+      testing::Submit(ranks[0], Allreduce("grad", grad_device), &grad, TensorOn(grad_device)).ok());
   ExpectOk(&grad, "allreduce with a joined rank");
-  ASSERT_TRUE(testing::Submit(ranks[0], Join(kCpuDevice), &join[0], std::make_shared<FloatTensor>(1)).ok());
+  ASSERT_TRUE(
+      testing::Submit(ranks[0], Join(kCpuDevice), &join[0], std::make_shared<FloatTensor>(1)).ok());
   for (auto& j : join) ExpectOk(&j, "join");
 }
 
@@ -141,7 +147,8 @@ TEST(RuntimeJoin, ZerosForAHostAllreduceStayOnTheHost) {
 TEST(RuntimeJoin, ABuildWithoutAGpuPathSaysSoForDeviceIdentities) {
   OpRegistry registry;
   std::shared_ptr<Tensor> identity;
-  ASSERT_TRUE(registry.Identity(DataType::kFloat64, ReduceOp::kSum, {3}, kCpuDevice, &identity).ok());
+  ASSERT_TRUE(
+      registry.Identity(DataType::kFloat64, ReduceOp::kSum, {3}, kCpuDevice, &identity).ok());
   EXPECT_EQ(identity->device(), kCpuDevice);
   EXPECT_EQ(static_cast<double*>(identity->data())[2], 0.0);
   const Status s = registry.Identity(DataType::kFloat32, ReduceOp::kSum, {3}, 1, &identity);

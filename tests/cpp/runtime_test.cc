@@ -82,7 +82,8 @@ class TwoRanks {
       : ranks_([this](int rank) {
           auto ops = std::make_unique<OpRegistry>();
           for (int op = 0; op < kNumOpTypes; ++op) {
-            ops->Register(static_cast<OpType>(op), std::make_unique<RecordingOp>(&logs_[rank], &log_mu_, &gate_));
+            ops->Register(static_cast<OpType>(op),
+                          std::make_unique<RecordingOp>(&logs_[rank], &log_mu_, &gate_));
           }
           return ops;
         }) {}
@@ -154,7 +155,8 @@ TEST(Runtime, UnnamedOperationsAreNumberedPerOpTypeAndMatchAcrossRanks) {
     ExpectOk(&done[rank][0], "first unnamed op");
     ExpectOk(&done[rank][2], "second unnamed op");
     std::vector<std::string> executed;
-    for (const auto& names : ranks.log(rank)) executed.insert(executed.end(), names.begin(), names.end());
+    for (const auto& names : ranks.log(rank))
+      executed.insert(executed.end(), names.begin(), names.end());
     EXPECT_NE(std::find(executed.begin(), executed.end(), "allreduce.noname.0"), executed.end());
     EXPECT_NE(std::find(executed.begin(), executed.end(), "allreduce.noname.1"), executed.end());
   }

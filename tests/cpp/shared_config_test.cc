@@ -47,7 +47,9 @@ Agreed Agree(const std::vector<Env>& envs) {
   return agreed;
 }
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(SharedConfig, EveryRankUsesRankZerosFusionAndCacheAndTheLogSaysSo) {
   Agreed agreed = Agree({{{"HORDE_FUSION_THRESHOLD", "0"}, {"HORDE_CACHE_CAPACITY", "4"}}, {}, {}});
@@ -57,22 +59,31 @@ TEST(SharedConfig, EveryRankUsesRankZerosFusionAndCacheAndTheLogSaysSo) {
     EXPECT_EQ(agreed.config[rank].cache_capacity, 4) << "rank " << rank;
   }
   const std::string line =
-      "HORDE_FUSION_THRESHOLD differs across ranks (0 on rank 0; 134217728 on ranks 1,2); every rank uses "
+      "HORDE_FUSION_THRESHOLD differs across ranks (0 on rank 0; 134217728 on ranks 1,2); every "
+      "rank uses "
       "rank 0's value, 0: ranks with different values would not issue the same collectives";
   // Rank 0 and both ranks whose value differs say so.
   size_t count = 0;
-  for (size_t at = agreed.log.find(line); at != std::string::npos; at = agreed.log.find(line, at + 1)) ++count;
+  for (size_t at = agreed.log.find(line); at != std::string::npos;
+       at = agreed.log.find(line, at + 1))
+    ++count;
   EXPECT_EQ(count, 3u) << agreed.log;
-  EXPECT_TRUE(Contains(agreed.log, "HORDE_CACHE_CAPACITY differs across ranks (1024 on ranks 1,2; 4 on rank 0)"))
+  EXPECT_TRUE(Contains(
+      agreed.log, "HORDE_CACHE_CAPACITY differs across ranks (1024 on ranks 1,2; 4 on rank 0)"))
       << agreed.log;
 }
 
 TEST(SharedConfig, EverySharedSettingTakesRankZerosValue) {
-  const Env different = {{"HORDE_FUSION_THRESHOLD", "5"},          {"HORDE_CACHE_CAPACITY", "3"},
-                         {"HORDE_CYCLE_TIME", "2.5"},              {"HORDE_AUTOTUNE", "1"},
-                         {"HORDE_GPU_OPERATIONS", "MPI"},          {"HORDE_HIERARCHICAL_ALLREDUCE", "1"},
-                         {"HORDE_STALL_CHECK_TIME_SECONDS", "7"},  {"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "0.5"},
-                         {"HORDE_STALL_CHECK_DISABLE", "1"},       {"HORDE_DYNAMIC_PROCESS_SETS", "1"}};
+  const Env different = {{"HORDE_FUSION_THRESHOLD", "5"},
+                         {"HORDE_CACHE_CAPACITY", "3"},
+                         {"HORDE_CYCLE_TIME", "2.5"},
+                         {"HORDE_AUTOTUNE", "1"},
+                         {"HORDE_GPU_OPERATIONS", "MPI"},
+                         {"HORDE_HIERARCHICAL_ALLREDUCE", "1"},
+                         {"HORDE_STALL_CHECK_TIME_SECONDS", "7"},
+                         {"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "0.5"},
+                         {"HORDE_STALL_CHECK_DISABLE", "1"},
+                         {"HORDE_DYNAMIC_PROCESS_SETS", "1"}};
   for (const auto& [variable, value] : different) {
     Agreed agreed = Agree({{}, {{variable, value}}});
     ASSERT_TRUE(agreed.status[1].ok()) << variable;
@@ -93,10 +104,12 @@ TEST(SharedConfig, EverySharedSettingTakesRankZerosValue) {
 }
 
 TEST(SharedConfig, RankZerosFractionalValuesArriveExactly) {
-  Agreed agreed = Agree({{{"HORDE_CYCLE_TIME", "0.1"}, {"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "2.75"}}, {}});
+  Agreed agreed = Agree(
+      {{{"HORDE_CYCLE_TIME", "0.1"}, {"HORDE_STALL_SHUTDOWN_TIME_SECONDS", "2.75"}}, {}});
   EXPECT_EQ(agreed.config[1].cycle_time_ms, 0.1);
   EXPECT_EQ(agreed.config[1].stall.shutdown_seconds, 2.75);
-  EXPECT_TRUE(Contains(agreed.log, "HORDE_CYCLE_TIME differs across ranks (0.1 on rank 0; 1 on rank 1)"))
+  EXPECT_TRUE(
+      Contains(agreed.log, "HORDE_CYCLE_TIME differs across ranks (0.1 on rank 0; 1 on rank 1)"))
       << agreed.log;
 }
 
@@ -111,7 +124,8 @@ TEST(SharedConfig, PerRankSettingsStayPerRank) {
 
 TEST(SharedConfig, AMalformedValueOnOneRankFailsInitOnEveryRank) {
   Agreed agreed = Agree({{}, {{"HORDE_FUSION_THRESHOLD", "abc"}}, {}});
-  const std::string malformed = "invalid value 'abc' for HORDE_FUSION_THRESHOLD: expected a non-negative integer";
+  const std::string malformed =
+      "invalid value 'abc' for HORDE_FUSION_THRESHOLD: expected a non-negative integer";
   EXPECT_EQ(agreed.status[1].message(), malformed) << "the rank itself keeps its own error";
   for (int rank : {0, 2}) {
     EXPECT_EQ(agreed.status[rank].code(), StatusCode::kInvalidArgument);

@@ -19,8 +19,8 @@ SimulatedRanks::SimulatedRanks(int size, int64_t fusion_threshold,
     transports_.push_back(std::make_unique<FakeTransport>(hub_, rank));
     // The ranks read the clock during a round; the test moves it between rounds, and
     // starting and joining the rank threads orders the two.
-    negotiators_.push_back(std::make_unique<Negotiator>(transports_.back().get(), settings,
-                                                        [this] { return now_; }));
+    negotiators_.push_back(
+        std::make_unique<Negotiator>(transports_.back().get(), settings, [this] { return now_; }));
   }
 }
 

@@ -9,8 +9,8 @@ namespace {
 
 // Seconds since the (arbitrary) start of a test's clock.
 SteadyTime At(double seconds) {
-  return SteadyTime() + std::chrono::duration_cast<SteadyTime::duration>(
-                            std::chrono::duration<double>(seconds));
+  return SteadyTime() +
+         std::chrono::duration_cast<SteadyTime::duration>(std::chrono::duration<double>(seconds));
 }
 
 StallSettings Settings(double check_seconds, double shutdown_seconds = 0) {
@@ -74,9 +74,9 @@ TEST(StallInspector, ReportNamesMissingRanksTensorsAndLikelyCauses) {
                        "  rank 2 has not submitted broadcast 'b' (waiting 60 s)\n"))
       << report;
   EXPECT_FALSE(Contains(report, "'g5'")) << "only the first few names are listed";
-  for (const char* cause : {"likely causes:", "a rank skipped a step or took a different code path",
-                            "names differ across ranks", "unnamed operations",
-                            "uneven data", "hvd.join()"}) {
+  for (const char* cause :
+       {"likely causes:", "a rank skipped a step or took a different code path",
+        "names differ across ranks", "unnamed operations", "uneven data", "hvd.join()"}) {
     EXPECT_TRUE(Contains(report, cause)) << cause << " missing from:\n" << report;
   }
 }

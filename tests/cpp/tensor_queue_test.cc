@@ -45,7 +45,8 @@ TEST(TensorQueue, AddsSeveralOperationsAllOrNone) {
   EXPECT_EQ(AddAll(&queue, {"c", "c"}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(queue.TakeNewRequests().size(), 1u) << "neither failed batch may leave a trace";
   ASSERT_TRUE(AddAll(&queue, {"a", "b"}).ok());
-  EXPECT_EQ(NamesOf(queue.TakeEntries({"a", "b", "busy"})), (std::vector<std::string>{"a", "b", "busy"}));
+  EXPECT_EQ(NamesOf(queue.TakeEntries({"a", "b", "busy"})),
+            (std::vector<std::string>{"a", "b", "busy"}));
 }
 
 TEST(TensorQueue, RejectsADuplicateNameWhileInFlight) {

@@ -93,8 +93,8 @@ Trace ReadTrace(const std::string& path) {
   return trace;
 }
 
-const std::vector<std::string> kAllreducePhases = {
-    "NEGOTIATE", "QUEUE", "MEMCPY_IN_FUSION_BUFFER", "MPI_ALLREDUCE", "MEMCPY_OUT_FUSION_BUFFER"};
+const std::vector<std::string> kAllreducePhases = {"NEGOTIATE", "QUEUE", "MEMCPY_IN_FUSION_BUFFER",
+                                                   "MPI_ALLREDUCE", "MEMCPY_OUT_FUSION_BUFFER"};
 
 // One fused allreduce of `names` through every phase, as the runtime records it.
 void RecordFusedAllreduce(Timeline* timeline, const std::vector<std::string>& names) {
@@ -118,7 +118,8 @@ TEST(Timeline, NestsEveryPhaseInItsOperationPerTensorFromSeveralThreads) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&timeline, t] {
-      std::vector<std::string> names = {"t" + std::to_string(t) + ".a", "t" + std::to_string(t) + ".b"};
+      std::vector<std::string> names = {"t" + std::to_string(t) + ".a",
+                                        "t" + std::to_string(t) + ".b"};
       for (int i = 0; i < kOperations; ++i) {
         RecordFusedAllreduce(&timeline, names);
         timeline.NegotiateStart("t" + std::to_string(t) + ".bcast", OpType::kBroadcast);

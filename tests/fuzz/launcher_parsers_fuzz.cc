@@ -1,9 +1,8 @@
 // libFuzzer target for horderun's parsers of host names from outside: -H host lists,
-// hostfiles, Slurm node lists and task counts, elastic discovery output. Whatever the input: no crash, no hang,
-// no exception but UsageError / invalid_argument; and for any accepted host list, no
-// host in the mpirun command (each flavour) or in the ssh check's command can be read
-// as an option: in mpirun's host list no entry starts with '-', and ssh gets the host
-// only after "--".
+// hostfiles, Slurm node lists and task counts, elastic discovery output. Whatever the input: no
+// crash, no hang, no exception but UsageError / invalid_argument; and for any accepted host list,
+// no host in the mpirun command (each flavour) or in the ssh check's command can be read as an
+// option: in mpirun's host list no entry starts with '-', and ssh gets the host only after "--".
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -44,11 +43,13 @@ void CheckCommands(const std::vector<Host>& hosts) {
   job.num_proc = horde::launcher::TotalSlots(hosts);
   job.command = {"python3", "train.py"};
   for (const Host& host : hosts) job.ssh_hosts.push_back(host.name);
-  for (auto flavor : {horde::launcher::MpiFlavor::kOpenMpi, horde::launcher::MpiFlavor::kOpenMpiPrrte,
-                      horde::launcher::MpiFlavor::kHydra}) {
+  for (auto flavor :
+       {horde::launcher::MpiFlavor::kOpenMpi, horde::launcher::MpiFlavor::kOpenMpiPrrte,
+        horde::launcher::MpiFlavor::kHydra}) {
     std::vector<std::string> argv = horde::launcher::BuildMpiCommand(flavor, job).argv;
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
-      if (argv[i] == "-H" || argv[i] == "-hosts" || argv[i] == "--host") CheckHostListWord(argv[i + 1]);
+      if (argv[i] == "-H" || argv[i] == "-hosts" || argv[i] == "--host")
+        CheckHostListWord(argv[i + 1]);
     }
   }
   for (const Host& host : hosts) {
@@ -64,12 +65,8 @@ void CheckCommands(const std::vector<Host>& hosts) {
 // The first byte picks the parser; the rest is its input.
 void Parse(uint8_t which, const std::string& text) {
   switch (which % 5) {
-    case 0:
-      CheckCommands(horde::launcher::ParseHostList(text));
-      break;
-    case 1:
-      CheckCommands(horde::launcher::ParseHostfile(text, "hosts.txt"));
-      break;
+    case 0: CheckCommands(horde::launcher::ParseHostList(text)); break;
+    case 1: CheckCommands(horde::launcher::ParseHostfile(text, "hosts.txt")); break;
     case 2: {
       size_t split = text.find('\n');
       std::string nodes = text.substr(0, split);
@@ -79,9 +76,7 @@ void Parse(uint8_t which, const std::string& text) {
       if (hosts) CheckCommands(*hosts);
       break;
     }
-    case 3:
-      horde::launcher::ExpandTasksPerNode(text);
-      break;
+    case 3: horde::launcher::ExpandTasksPerNode(text); break;
     case 4:  // an elastic job's host discovery output
       CheckCommands(horde::launcher::ParseDiscoveryOutput(text, "discover.sh", 2));
       break;

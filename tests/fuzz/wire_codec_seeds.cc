@@ -30,8 +30,7 @@ std::vector<RequestList> SeedRequestLists() {
 
   RequestList training;
   training.requests = {GradientRequest(1, "grad.fc1.weight", {64, 784}),
-                       GradientRequest(1, "grad.fc1.bias", {64}),
-                       GradientRequest(1, "scalar", {})};
+                       GradientRequest(1, "grad.fc1.bias", {64}), GradientRequest(1, "scalar", {})};
   Request broadcast = GradientRequest(0, "broadcast.parameters", {3, 3, 16});
   broadcast.op = OpType::kBroadcast;
   broadcast.dtype = DataType::kInt64;

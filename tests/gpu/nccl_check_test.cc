@@ -1,9 +1,10 @@
 // Runs without a GPU: CUDA's and NCCL's error strings need no device.
+#include "mpi_ops/nccl_check.h"
+
 #include <gtest/gtest.h>
 
 #include "mpi_ops/cuda_check.h"
 #include "mpi_ops/gpu_ops.h"
-#include "mpi_ops/nccl_check.h"
 #include "mpi_ops/nccl_datatypes.h"
 
 namespace horde {
@@ -13,13 +14,14 @@ namespace {
 TEST(NcclCheck, ErrorNamesTheOpTheCallAndNcclsText) {
   const Status status = CheckNccl(ncclInvalidArgument, "ncclAllReduce", "allreduce 'grad.fc1'");
   EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
-            std::string("allreduce 'grad.fc1': ncclAllReduce failed: ") + ncclGetErrorString(ncclInvalidArgument));
+  EXPECT_EQ(status.message(), std::string("allreduce 'grad.fc1': ncclAllReduce failed: ") +
+                                  ncclGetErrorString(ncclInvalidArgument));
   EXPECT_TRUE(CheckNccl(ncclSuccess, "ncclAllReduce", "x").ok());
 }
 
 TEST(CudaCheck, ErrorNamesTheCallWhatItWasForAndCudasText) {
-  const Status status = CheckCuda(cudaErrorMemoryAllocation, "cudaMalloc", "fusion buffer on cuda:0");
+  const Status status = CheckCuda(cudaErrorMemoryAllocation, "cudaMalloc",
+                                  "fusion buffer on cuda:0");
   EXPECT_FALSE(status.ok());
   EXPECT_EQ(status.message(), std::string("cudaMalloc (fusion buffer on cuda:0): ") +
                                   cudaGetErrorString(cudaErrorMemoryAllocation));
@@ -29,7 +31,8 @@ TEST(CudaCheck, ErrorNamesTheCallWhatItWasForAndCudasText) {
 TEST(OperationName, OneTensorOrAFusedGroup) {
   EXPECT_EQ(OperationName("allreduce", {"a"}), "allreduce 'a'");
   EXPECT_EQ(OperationName("allreduce", {"a", "b"}), "allreduce of 2 tensors ('a', 'b')");
-  EXPECT_EQ(OperationName("allreduce", {"a", "b", "c", "d"}), "allreduce of 4 tensors ('a', 'b', 'c', ...)");
+  EXPECT_EQ(OperationName("allreduce", {"a", "b", "c", "d"}),
+            "allreduce of 4 tensors ('a', 'b', 'c', ...)");
 }
 
 TEST(NcclDatatypes, TypesNcclLacksGoThroughHostStaging) {

@@ -20,7 +20,8 @@ std::string ErrorOf(const std::string& output) {
 
 TEST(HostDiscovery, ParsesHostsSlotsAndDefaults) {
   std::vector<Host> expected = {{"node1", 4}, {"node2", 2}, {"[fe80::1]", 8}, {"10.0.0.7", 1}};
-  EXPECT_EQ(ParseDiscoveryOutput("node1:4\n\n  node2 \r\n[fe80::1]:8\n10.0.0.7:1", "d", 2), expected);
+  EXPECT_EQ(ParseDiscoveryOutput("node1:4\n\n  node2 \r\n[fe80::1]:8\n10.0.0.7:1", "d", 2),
+            expected);
   EXPECT_TRUE(ParseDiscoveryOutput("", "d", 1).empty());
 }
 
@@ -28,8 +29,9 @@ TEST(HostDiscovery, RejectsGarbageNamingTheLine) {
   EXPECT_EQ(ErrorOf("node1\nnode2:0\n"),
             "host discovery script ./d.sh, line 2: expected 'host' or 'host:slots' with slots "
             "from 1 to 1000000, got 'node2:0'");
-  EXPECT_NE(ErrorOf("-oProxyCommand=id\n").find("line 1: host name '-oProxyCommand=id' is not allowed"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("-oProxyCommand=id\n").find("line 1: host name '-oProxyCommand=id' is not allowed"),
+      std::string::npos);
   EXPECT_NE(ErrorOf("a;id:2\n").find("host name 'a;id' is not allowed"), std::string::npos);
   EXPECT_NE(ErrorOf("a:1\na:2\n").find("line 2: host 'a' is listed twice"), std::string::npos);
   EXPECT_NE(ErrorOf(std::string(2 << 20, 'a')).find("printed 2097152 bytes"), std::string::npos);
@@ -46,13 +48,15 @@ TEST(HostDiscovery, ReportsAFailingScript) {
 
 TEST(ElasticGeneration, FindsTheFailedRankInMpirunsOutput) {
   EXPECT_EQ(FailedRankIn("mpirun noticed that process rank 2 with PID 0 on node vm exited on "
-                         "signal 9 (Killed)."), 2);
+                         "signal 9 (Killed)."),
+            2);
   EXPECT_EQ(FailedRankIn("  Process name: [[4711,1],3]"), 3);
   EXPECT_EQ(FailedRankIn("rank 1 failed"), std::nullopt);
 }
 
 TEST(ElasticGeneration, FindsTheFailedRankInOpenMpi5sOutput) {  // PRRTE, as 5.0.7 prints it
-  EXPECT_EQ(FailedRankIn("prterun noticed that process rank 2 with PID 21 on node vm exited on"), 2);
+  EXPECT_EQ(FailedRankIn("prterun noticed that process rank 2 with PID 21 on node vm exited on"),
+            2);
   EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1,1]"), 1);
   EXPECT_EQ(FailedRankIn("process rank 2 with PID 21 on node vm exited on its own"), std::nullopt);
   EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1]"), std::nullopt);

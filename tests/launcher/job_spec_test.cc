@@ -34,9 +34,7 @@ TEST(JobSpec, LocalRunOversubscribesOnlyAboveTheCores) {
                      "-np 5 asks for more processes than the 4 slots of -H localhost:4");
 }
 
-TEST(JobSpec, LocalRunNeedsNp) {
-  EXPECT_USAGE_ERROR(Make({"python3"}), "-np is missing");
-}
+TEST(JobSpec, LocalRunNeedsNp) { EXPECT_USAGE_ERROR(Make({"python3"}), "-np is missing"); }
 
 TEST(JobSpec, HostsDefaultNpToTheirSlots) {
   JobSpec job = Make({"-H", "a:2,b:3", "x"});
@@ -85,8 +83,8 @@ TEST(JobSpec, EnvironmentAndInterface) {
   JobSpec job = Make({"-np", "1", "--log-level", "info", "--network-interface", "eth1", "x"},
                      {{"PATH", "/bin"}, {"HORDE_LOG_LEVEL", "debug"}, {"NCCL_DEBUG", "WARN"}});
   EXPECT_EQ(job.network_interface, "eth1");
-  EXPECT_EQ(job.set_env, (std::vector<EnvVar>{{"HORDE_LOG_LEVEL", "info"},
-                                              {"NCCL_SOCKET_IFNAME", "eth1"}}));
+  EXPECT_EQ(job.set_env,
+            (std::vector<EnvVar>{{"HORDE_LOG_LEVEL", "info"}, {"NCCL_SOCKET_IFNAME", "eth1"}}));
   EXPECT_EQ(job.forwarded_env, (std::vector<std::string>{"PATH", "NCCL_DEBUG"}));
 }
 
@@ -94,8 +92,8 @@ TEST(JobSpec, EnvironmentAndInterface) {
 TEST(JobSpec, OmpNumThreadsIsOneWhenUnsetAndAHostRunsSeveralRanks) {
   JobSpec job = Make({"-np", "3", "--log-level", "info", "x"});
   EXPECT_TRUE(job.omp_threads_defaulted);
-  EXPECT_EQ(job.set_env, (std::vector<EnvVar>{{"OMP_NUM_THREADS", "1"},
-                                              {"HORDE_LOG_LEVEL", "info"}}));
+  EXPECT_EQ(job.set_env,
+            (std::vector<EnvVar>{{"OMP_NUM_THREADS", "1"}, {"HORDE_LOG_LEVEL", "info"}}));
   EXPECT_EQ(OmpThreadsNotice(job),
             "OMP_NUM_THREADS is not set: every rank gets OMP_NUM_THREADS=1 (as with torchrun), "
             "so that 3 ranks on one host do not each start a thread per core; set it to tune");

@@ -10,10 +10,28 @@ namespace {
 using Words = std::vector<std::string>;
 
 TEST(LauncherOptions, ParsesEveryOptionAndStopsAtTheCommand) {
-  LauncherOptions o = ParseOptions(
-      {"-np", "4", "-H", "a:2,b:2", "-p", "2222", "-i", "/k/id", "--network-interface",
-       "eth1", "--start-timeout", "5", "--mpi-args", "--mca btl tcp,self", "--output-filename",
-       "logs", "--verbose", "python3", "train.py", "-np", "9", "--verbose"});
+  LauncherOptions o = ParseOptions({"-np",
+                                    "4",
+                                    "-H",
+                                    "a:2,b:2",
+                                    "-p",
+                                    "2222",
+                                    "-i",
+                                    "/k/id",
+                                    "--network-interface",
+                                    "eth1",
+                                    "--start-timeout",
+                                    "5",
+                                    "--mpi-args",
+                                    "--mca btl tcp,self",
+                                    "--output-filename",
+                                    "logs",
+                                    "--verbose",
+                                    "python3",
+                                    "train.py",
+                                    "-np",
+                                    "9",
+                                    "--verbose"});
   EXPECT_EQ(o.num_proc, 4);
   EXPECT_EQ(o.hosts, (std::vector<Host>{{"a", 2}, {"b", 2}}));
   EXPECT_EQ(o.ssh_port, 2222);
@@ -28,8 +46,8 @@ TEST(LauncherOptions, ParsesEveryOptionAndStopsAtTheCommand) {
 }
 
 TEST(LauncherOptions, LongFormsAndEqualsValues) {
-  LauncherOptions o = ParseOptions({"--num-proc=2", "--hosts=x:2", "--ssh-port=22",
-                                    "--dry-run", "--", "-weird", "arg"});
+  LauncherOptions o = ParseOptions(
+      {"--num-proc=2", "--hosts=x:2", "--ssh-port=22", "--dry-run", "--", "-weird", "arg"});
   EXPECT_EQ(o.num_proc, 2);
   EXPECT_EQ(o.ssh_port, 22);
   EXPECT_TRUE(o.dry_run);
@@ -45,12 +63,27 @@ TEST(LauncherOptions, DefaultsAreOff) {
 }
 
 TEST(LauncherOptions, TuningFlagsBecomeVariables) {
-  LauncherOptions o = ParseOptions(
-      {"--fusion-threshold-mb", "64", "--cycle-time-ms", "2.5", "--cache-capacity", "0",
-       "--timeline-filename", "/tmp/t.json", "--timeline-mark-cycles", "--autotune",
-       "--autotune-log-file", "a.csv", "--stall-check-seconds", "60",
-       "--stall-shutdown-seconds", "0", "--hierarchical-allreduce", "--log-level", "debug",
-       "--cycle-time-ms=3", "cmd"});
+  LauncherOptions o = ParseOptions({"--fusion-threshold-mb",
+                                    "64",
+                                    "--cycle-time-ms",
+                                    "2.5",
+                                    "--cache-capacity",
+                                    "0",
+                                    "--timeline-filename",
+                                    "/tmp/t.json",
+                                    "--timeline-mark-cycles",
+                                    "--autotune",
+                                    "--autotune-log-file",
+                                    "a.csv",
+                                    "--stall-check-seconds",
+                                    "60",
+                                    "--stall-shutdown-seconds",
+                                    "0",
+                                    "--hierarchical-allreduce",
+                                    "--log-level",
+                                    "debug",
+                                    "--cycle-time-ms=3",
+                                    "cmd"});
   EXPECT_EQ(o.tuning_env, (std::vector<EnvVar>{
                               {"HORDE_FUSION_THRESHOLD", "67108864"},
                               {"HORDE_CYCLE_TIME", "3"},  // the last one wins
@@ -124,7 +157,8 @@ TEST(LauncherOptions, NetworkInterfaceTakesInterfaceNamesOnly) {
   EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "eth0 --mca x y", "x"}),
                      "--network-interface: 'eth0 --mca x y' is not an interface name");
   EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "-x", "x"}), "is not an interface name");
-  EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "eth0,", "x"}), "expects interface names");
+  EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "eth0,", "x"}),
+                     "expects interface names");
   EXPECT_USAGE_ERROR(ParseOptions({"--network-interface", "averyveryverylong0", "x"}),
                      "is not an interface name");
 }
@@ -138,10 +172,13 @@ TEST(LauncherOptions, BlacklistCooldownRangeTakesTwoWordsAsHorovodsDoes) {
   EXPECT_EQ(options.command, Words{"x"});
   const std::string expected = "--blacklist-cooldown-range expects two whole numbers of seconds";
   EXPECT_USAGE_ERROR(ParseOptions({"--host-discovery-script", "d", "--blacklist-cooldown-range",
-                                   "100", "10", "x"}), expected + ", MIN MAX with 1 <= MIN <= MAX"
-                     " <= 604800, got '100 10': e.g. --blacklist-cooldown-range 10 100");
-  EXPECT_USAGE_ERROR(ParseOptions({"--host-discovery-script", "d",
-                                   "--blacklist-cooldown-range=10", "x"}), expected);
+                                   "100", "10", "x"}),
+                     expected +
+                         ", MIN MAX with 1 <= MIN <= MAX"
+                         " <= 604800, got '100 10': e.g. --blacklist-cooldown-range 10 100");
+  EXPECT_USAGE_ERROR(
+      ParseOptions({"--host-discovery-script", "d", "--blacklist-cooldown-range=10", "x"}),
+      expected);
   EXPECT_USAGE_ERROR(
       ParseOptions({"--blacklist-cooldown-range", "1"}),
       "--blacklist-cooldown-range needs a value: --blacklist-cooldown-range MIN MAX");

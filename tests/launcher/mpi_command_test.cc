@@ -25,9 +25,24 @@ class MpiCommandTest : public testing::Test {
   }
 
   std::vector<std::string> TwoHosts() {
-    return {"-np", "4", "-H", "hostA:2,hostB:2", "-p", "2222", "-i", key_,
-            "--network-interface", "hnet0", "--cycle-time-ms", "5", "--mpi-args",
-            "--mca btl tcp,self", "python3", "train.py", "--lr", "0.1"};
+    return {"-np",
+            "4",
+            "-H",
+            "hostA:2,hostB:2",
+            "-p",
+            "2222",
+            "-i",
+            key_,
+            "--network-interface",
+            "hnet0",
+            "--cycle-time-ms",
+            "5",
+            "--mpi-args",
+            "--mca btl tcp,self",
+            "python3",
+            "train.py",
+            "--lr",
+            "0.1"};
   }
 
   const test::TempDir dir_;
@@ -51,11 +66,13 @@ TEST_F(MpiCommandTest, OpenMpiLocalOversubscribedNotRoot) {
 TEST_F(MpiCommandTest, OpenMpiTwoHosts) {
   EXPECT_EQ(Build(MpiFlavor::kOpenMpi, TwoHosts()),
             "mpirun --allow-run-as-root -np 4 -H hostA:2,hostB:2 --map-by slot --bind-to none "
-            "--mca plm_rsh_args '-p 2222 -i " + key_ + "' "
-            "--mca btl_tcp_if_include hnet0 --mca oob_tcp_if_include hnet0 "
-            "-x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 -x HORDE_CYCLE_TIME=5 "
-            "-x NCCL_SOCKET_IFNAME=hnet0 "
-            "--mca btl tcp,self python3 train.py --lr 0.1");
+            "--mca plm_rsh_args '-p 2222 -i " +
+                key_ +
+                "' "
+                "--mca btl_tcp_if_include hnet0 --mca oob_tcp_if_include hnet0 "
+                "-x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 -x HORDE_CYCLE_TIME=5 "
+                "-x NCCL_SOCKET_IFNAME=hnet0 "
+                "--mca btl tcp,self python3 train.py --lr 0.1");
 }
 
 TEST_F(MpiCommandTest, OpenMpiNoSshOptionsWithoutRemoteHosts) {
@@ -66,10 +83,10 @@ TEST_F(MpiCommandTest, OpenMpiNoSshOptionsWithoutRemoteHosts) {
 
 // Open MPI 5 (PRRTE): the same job in the options 5.0 does not deprecate.
 TEST_F(MpiCommandTest, OpenMpiPrrteLocalTagged) {
-  EXPECT_EQ(Build(MpiFlavor::kOpenMpiPrrte,
-                  {"-np", "2", "--tag-output", "python3", "-c", "print(1)"}),
-            "mpirun --allow-run-as-root -np 2 -H localhost:2 --map-by slot --bind-to none "
-            "--output tag -x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 python3 -c 'print(1)'");
+  EXPECT_EQ(
+      Build(MpiFlavor::kOpenMpiPrrte, {"-np", "2", "--tag-output", "python3", "-c", "print(1)"}),
+      "mpirun --allow-run-as-root -np 2 -H localhost:2 --map-by slot --bind-to none "
+      "--output tag -x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 python3 -c 'print(1)'");
 }
 
 TEST_F(MpiCommandTest, OpenMpiPrrteLocalOversubscribedNotRoot) {
@@ -84,22 +101,24 @@ TEST_F(MpiCommandTest, OpenMpiPrrteLocalOversubscribedNotRoot) {
 TEST_F(MpiCommandTest, OpenMpiPrrteTwoHosts) {
   EXPECT_EQ(Build(MpiFlavor::kOpenMpiPrrte, TwoHosts()),
             "mpirun --allow-run-as-root -np 4 -H hostA:2,hostB:2 --map-by slot --bind-to none "
-            "--prtemca plm_ssh_args '-p 2222 -i " + key_ + "' "
-            "--mca btl_tcp_if_include hnet0 --prtemca oob_tcp_if_include hnet0 "
-            "-x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 -x HORDE_CYCLE_TIME=5 "
-            "-x NCCL_SOCKET_IFNAME=hnet0 "
-            "--mca btl tcp,self python3 train.py --lr 0.1");
+            "--prtemca plm_ssh_args '-p 2222 -i " +
+                key_ +
+                "' "
+                "--mca btl_tcp_if_include hnet0 --prtemca oob_tcp_if_include hnet0 "
+                "-x PATH -x HORDE_LOG_LEVEL -x OMP_NUM_THREADS=1 -x HORDE_CYCLE_TIME=5 "
+                "-x NCCL_SOCKET_IFNAME=hnet0 "
+                "--mca btl tcp,self python3 train.py --lr 0.1");
 }
 
 TEST_F(MpiCommandTest, OpenMpiPrrteEmitsNoDeprecatedOption) {
   LocalMachine user = kRootOnHostA;
   user.is_root = false;
-  for (const auto& args : {std::vector<std::string>{"-np", "5", "--tag-output", "x"},
-                           std::vector<std::string>{"-np", "5", "--output-filename", "/o", "x"},
-                           TwoHosts()}) {
+  for (const auto& args :
+       {std::vector<std::string>{"-np", "5", "--tag-output", "x"},
+        std::vector<std::string>{"-np", "5", "--output-filename", "/o", "x"}, TwoHosts()}) {
     const std::string command = Build(MpiFlavor::kOpenMpiPrrte, args, user);
-    for (const char* deprecated : {"--oversubscribe", "--tag-output", "--output-filename",
-                                   "plm_rsh_args", "--mca oob_"}) {
+    for (const char* deprecated :
+         {"--oversubscribe", "--tag-output", "--output-filename", "plm_rsh_args", "--mca oob_"}) {
       EXPECT_EQ(command.find(deprecated), std::string::npos) << deprecated << " in " << command;
     }
   }
@@ -113,10 +132,11 @@ TEST_F(MpiCommandTest, HydraLocalTagged) {
 
 TEST_F(MpiCommandTest, HydraTwoHosts) {
   EXPECT_EQ(Build(MpiFlavor::kHydra, TwoHosts()),
-            "HYDRA_LAUNCHER_EXTRA_ARGS='-p 2222 -i " + key_ + "' "
-            "mpirun -n 4 -hosts hostA:2,hostB:2 -bind-to none -iface hnet0 "
-            "-genvlist PATH,HORDE_LOG_LEVEL -genv OMP_NUM_THREADS 1 -genv HORDE_CYCLE_TIME 5 "
-            "-genv NCCL_SOCKET_IFNAME hnet0 --mca btl tcp,self python3 train.py --lr 0.1");
+            "HYDRA_LAUNCHER_EXTRA_ARGS='-p 2222 -i " + key_ +
+                "' "
+                "mpirun -n 4 -hosts hostA:2,hostB:2 -bind-to none -iface hnet0 "
+                "-genvlist PATH,HORDE_LOG_LEVEL -genv OMP_NUM_THREADS 1 -genv HORDE_CYCLE_TIME 5 "
+                "-genv NCCL_SOCKET_IFNAME hnet0 --mca btl tcp,self python3 train.py --lr 0.1");
 }
 
 TEST_F(MpiCommandTest, HydraPerRankFiles) {

@@ -53,15 +53,14 @@ TEST(SlurmHosts, NoneOutsideAnAllocation) {
 }
 
 TEST(SlurmHosts, PairsNodesWithTheirTasks) {
-  auto hosts = SlurmHosts({{"SLURM_JOB_NODELIST", "gpu[01-03],cpu1"},
-                           {"SLURM_TASKS_PER_NODE", "2(x3),1"}});
+  auto hosts = SlurmHosts(
+      {{"SLURM_JOB_NODELIST", "gpu[01-03],cpu1"}, {"SLURM_TASKS_PER_NODE", "2(x3),1"}});
   ASSERT_TRUE(hosts.has_value());
   EXPECT_EQ(*hosts, (std::vector<Host>{{"gpu01", 2}, {"gpu02", 2}, {"gpu03", 2}, {"cpu1", 1}}));
 }
 
 TEST(SlurmHosts, ExplainsBadVariables) {
-  EXPECT_USAGE_ERROR(SlurmHosts({{"SLURM_JOB_NODELIST", "a[1-2]"}}),
-                     "SLURM_TASKS_PER_NODE is not");
+  EXPECT_USAGE_ERROR(SlurmHosts({{"SLURM_JOB_NODELIST", "a[1-2]"}}), "SLURM_TASKS_PER_NODE is not");
   EXPECT_USAGE_ERROR(
       SlurmHosts({{"SLURM_JOB_NODELIST", "a[1-2"}, {"SLURM_TASKS_PER_NODE", "1(x2)"}}),
       "unclosed '[' in 'a[1-2'");

@@ -1,12 +1,12 @@
 // float16/bfloat16 conversions checked against the compiler's own _Float16 and an
 // exact bfloat16 reference, over every 16-bit pattern and many float32 values.
+#include "mpi_ops/half_float.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
-
-#include "mpi_ops/half_float.h"
 
 namespace horde {
 namespace {

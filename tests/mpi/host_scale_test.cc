@@ -2,14 +2,14 @@
 // zero for every world size (not sum * (1/size), which gives 0 for ones on 49 ranks),
 // prescale and postscale truncate like torch's cast, and a scaled value outside the
 // dtype's range is clamped rather than converted with undefined behaviour.
+#include "mpi_ops/host_scale.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
-
-#include "mpi_ops/host_scale.h"
 
 namespace horde {
 namespace {
@@ -59,9 +59,10 @@ void ExpectExactAverages(DataType dtype, double postscale) {
     PostscaleHostBuffer(values.data(), static_cast<int64_t>(values.size()), dtype,
                         PostscaleOf(response, static_cast<int>(size)));
     for (size_t i = 0; i < sums.size(); ++i) {
-      const T expected = Reference<T>(static_cast<double>(TruncatingQuotient(sums[i], size)) * postscale);
-      ASSERT_EQ(values[i], expected) << DataTypeName(dtype) << ": sum " << sums[i] << " over " << size
-                                     << " ranks, postscale " << postscale;
+      const T expected = Reference<T>(static_cast<double>(TruncatingQuotient(sums[i], size)) *
+                                      postscale);
+      ASSERT_EQ(values[i], expected) << DataTypeName(dtype) << ": sum " << sums[i] << " over "
+                                     << size << " ranks, postscale " << postscale;
     }
   }
 }

@@ -80,14 +80,17 @@ std::vector<double> RandomVector(int rank, int salt, int64_t n) {
 }
 
 std::shared_ptr<HostTensor> Float64Tensor(const std::vector<double>& values) {
-  auto t = std::make_shared<HostTensor>(DataType::kFloat64, TensorShape{static_cast<int64_t>(values.size())});
+  auto t = std::make_shared<HostTensor>(DataType::kFloat64,
+                                        TensorShape{static_cast<int64_t>(values.size())});
   std::copy(values.begin(), values.end(), t->as<double>());
   return t;
 }
 
-void ExpectNear(const std::shared_ptr<HostTensor>& t, const std::vector<double>& expected, const char* what) {
+void ExpectNear(const std::shared_ptr<HostTensor>& t, const std::vector<double>& expected,
+                const char* what) {
   for (size_t i = 0; i < expected.size(); ++i) {
-    ASSERT_NEAR(t->as<double>()[i], expected[i], 1e-12 * (1 + std::fabs(expected[i]))) << what << " [" << i << "]";
+    ASSERT_NEAR(t->as<double>()[i], expected[i], 1e-12 * (1 + std::fabs(expected[i])))
+        << what << " [" << i << "]";
   }
 }
 
@@ -98,7 +101,9 @@ TEST(MpiAdasum, RandomTensorsOfOddLengthsMatchTheReference) {
     for (int r = 0; r < Size(); ++r) inputs.push_back(RandomVector(r, static_cast<int>(n), n));
     auto t = Float64Tensor(inputs[Rank()]);
     auto pending = std::make_shared<Pending>();
-    ASSERT_TRUE(CurrentRuntime()->Enqueue(Adasum("adasum.odd." + std::to_string(n), t), InPlace(t, pending)).ok());
+    ASSERT_TRUE(CurrentRuntime()
+                    ->Enqueue(Adasum("adasum.odd." + std::to_string(n), t), InPlace(t, pending))
+                    .ok());
     ASSERT_TRUE(pending->Wait().ok()) << pending->status.message();
     ExpectNear(t, Reference(inputs), "odd length");
   }
@@ -111,13 +116,15 @@ TEST(MpiAdasum, FusedTensorsGetTheirOwnCoefficients) {
   for (int r = 0; r < Size(); ++r) {
     std::vector<double> one_hot(2 * Size(), 0.0);
     one_hot[2 * r] = one_hot[2 * r + 1] = r + 1.0;
-    inputs[r] = {{0.25, -1.5, 3.0}, one_hot, {}, {r + 0.5}, RandomVector(r, 1, 9), RandomVector(r, 2, 4)};
+    inputs[r] = {{0.25, -1.5, 3.0},    one_hot, {}, {r + 0.5}, RandomVector(r, 1, 9),
+                 RandomVector(r, 2, 4)};
   }
   std::vector<std::shared_ptr<HostTensor>> tensors;
   for (const auto& values : inputs[Rank()]) tensors.push_back(Float64Tensor(values));
   const RuntimeStats before = CurrentRuntime()->stats();
   RunGroup("adasum.fused", tensors);
-  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, static_cast<int64_t>(tensors.size()));
+  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors,
+            static_cast<int64_t>(tensors.size()));
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<std::vector<double>> per_rank;
     for (int r = 0; r < Size(); ++r) per_rank.push_back(inputs[r][i]);
@@ -140,14 +147,16 @@ TEST(MpiAdasum, IntegerTensorsAndReducescatterAreRefusedAtSubmit) {
   auto pending = std::make_shared<Pending>();
   Status s = CurrentRuntime()->Enqueue(Adasum("adasum.int", ints), InPlace(ints, pending));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("Adasum is not defined for int32 tensors"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("Adasum is not defined for int32 tensors"), std::string::npos)
+      << s.message();
 
   auto floats = std::make_shared<HostTensor>(DataType::kFloat32, TensorShape{4});
   Request scatter = Adasum("adasum.scatter", floats);
   scatter.op = OpType::kReducescatter;
   s = CurrentRuntime()->Enqueue(scatter, InPlace(floats, pending));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("Adasum is not supported for reducescatter"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("Adasum is not supported for reducescatter"), std::string::npos)
+      << s.message();
   // Nothing was queued: the next collective runs.
   RunGroup("adasum.after.errors", {floats});
 }

@@ -50,18 +50,20 @@ class AllocationTest : public ::testing::Test {
     }
     auto types = std::make_shared<MpiDatatypes>();
     auto ops = std::make_unique<OpRegistry>();
-    ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types, std::make_shared<Timeline>(), allocate));
+    ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(
+                                          context, types, std::make_shared<Timeline>(), allocate));
     ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context, allocate));
-    ops->Register(OpType::kReducescatter, std::make_unique<MpiReducescatter>(context, types, allocate));
-    runtime_ = std::make_unique<Runtime>(Config(), context->topology(), std::make_unique<MpiTransport>(context),
-                                         std::move(ops));
+    ops->Register(OpType::kReducescatter,
+                  std::make_unique<MpiReducescatter>(context, types, allocate));
+    runtime_ = std::make_unique<Runtime>(Config(), context->topology(),
+                                         std::make_unique<MpiTransport>(context), std::move(ops));
   }
   void TearDown() override { runtime_.reset(); }
 
   // Submits `op` on a float tensor of `elements` per named tensor, as one batch (so they
   // fuse); outputs the op allocates fail on the last rank if `no_output` there.
-  std::vector<std::shared_ptr<Pending>> Submit(OpType op, const std::vector<std::string>& names, int64_t elements,
-                                               bool no_output = false) {
+  std::vector<std::shared_ptr<Pending>> Submit(OpType op, const std::vector<std::string>& names,
+                                               int64_t elements, bool no_output = false) {
     std::vector<Request> requests;
     std::vector<TensorEntry> entries;
     std::vector<std::shared_ptr<Pending>> pending;
@@ -92,15 +94,16 @@ class AllocationTest : public ::testing::Test {
 
   // Every op fails on every rank: with `reason` on the last rank, and elsewhere with an
   // error naming the op, the last rank and its reason.
-  void ExpectFailedEverywhere(const std::vector<std::shared_ptr<Pending>>& pending, const std::string& what,
-                              const std::string& reason) {
+  void ExpectFailedEverywhere(const std::vector<std::shared_ptr<Pending>>& pending,
+                              const std::string& what, const std::string& reason) {
     for (const auto& p : pending) {
       const Status s = p->Wait();
       ASSERT_FALSE(s.ok()) << what;
       if (rank_ == size_ - 1) {
         EXPECT_NE(s.message().find(reason), std::string::npos) << s.message();
       } else {
-        const std::string expected = what + " did not run on any rank: rank " + std::to_string(size_ - 1) + ": " + reason;
+        const std::string expected = what + " did not run on any rank: rank " +
+                                     std::to_string(size_ - 1) + ": " + reason;
         EXPECT_EQ(s.message().rfind(expected, 0), 0u) << s.message();
       }
     }
@@ -119,13 +122,14 @@ class AllocationTest : public ::testing::Test {
 };
 
 TEST_F(AllocationTest, AnAllgatherOutputOneRankCannotAllocateFailsEveryRank) {
-  ExpectFailedEverywhere(Submit(OpType::kAllgather, {"gathered"}, 4, true), "allgather 'gathered'", kNoOutput);
+  ExpectFailedEverywhere(Submit(OpType::kAllgather, {"gathered"}, 4, true), "allgather 'gathered'",
+                         kNoOutput);
   ExpectAllOk(Submit(OpType::kAllgather, {"gathered.next"}, 4));
 }
 
 TEST_F(AllocationTest, AReducescatterOutputOneRankCannotAllocateFailsEveryRank) {
-  ExpectFailedEverywhere(Submit(OpType::kReducescatter, {"scattered"}, 8, true), "reducescatter 'scattered'",
-                         kNoOutput);
+  ExpectFailedEverywhere(Submit(OpType::kReducescatter, {"scattered"}, 8, true),
+                         "reducescatter 'scattered'", kNoOutput);
   ExpectAllOk(Submit(OpType::kReducescatter, {"scattered.next"}, 8));
 }
 
@@ -133,15 +137,18 @@ TEST_F(AllocationTest, AFusionBufferOneRankCannotGrowFailsTheFusedAllreduceEvery
   // Two tensors of 600 KB fuse into one buffer of 1.2 MB, past the last rank's limit.
   const int64_t elements = 150 * 1024;
   ExpectFailedEverywhere(Submit(OpType::kAllreduce, {"big.a", "big.b"}, elements),
-                         "allreduce of 2 tensors ('big.a', 'big.b')", "could not allocate a host buffer of");
+                         "allreduce of 2 tensors ('big.a', 'big.b')",
+                         "could not allocate a host buffer of");
   auto small = Submit(OpType::kAllreduce, {"small.a", "small.b"}, 1024);
   ExpectAllOk(small);
 }
 
 TEST_F(AllocationTest, FusedAllgatherBuffersOneRankCannotGrowFailEveryRank) {
-  const int64_t elements = 150 * 1024 / size_;  // outputs of 600 KB fuse into a 1.2 MB receive buffer
+  const int64_t elements = 150 * 1024 /
+                           size_;  // outputs of 600 KB fuse into a 1.2 MB receive buffer
   ExpectFailedEverywhere(Submit(OpType::kAllgather, {"rows.a", "rows.b"}, elements),
-                         "allgather of 2 tensors ('rows.a', 'rows.b')", "could not allocate a host buffer of");
+                         "allgather of 2 tensors ('rows.a', 'rows.b')",
+                         "could not allocate a host buffer of");
   ExpectAllOk(Submit(OpType::kAllgather, {"rows.c", "rows.d"}, 16));
 }
 

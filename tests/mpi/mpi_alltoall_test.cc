@@ -76,7 +76,8 @@ TEST(MpiAlltoall, InvalidSplitsOnOneRankFailEveryRankAndTheNextOneWorks) {
         << s.message();
   } else {
     EXPECT_EQ(s.message().rfind("alltoall 'bad.on.one.rank' did not run on any rank: rank " +
-                                    std::to_string(bad_rank) + ": alltoall 'bad.on.one.rank': splits sum to",
+                                    std::to_string(bad_rank) +
+                                    ": alltoall 'bad.on.one.rank': splits sum to",
                                 0),
               0u)
         << s.message();
@@ -91,9 +92,10 @@ TEST(MpiAlltoall, ALocalFailureAfterTheCountExchangeFailsEveryRank) {
   Status s = Alltoall("bad.received.splits", RowsOf(Rank()), {}, received)->Wait();
   ASSERT_FALSE(s.ok());
   // The others get rank 0's reason too.
-  const std::string expected = Rank() == 0 ? "received_splits must be an int32 tensor"
-                                           : "alltoall 'bad.received.splits' did not run on any rank: rank 0: "
-                                             "alltoall 'bad.received.splits': received_splits must be an int32 tensor";
+  const std::string expected =
+      Rank() == 0 ? "received_splits must be an int32 tensor"
+                  : "alltoall 'bad.received.splits' did not run on any rank: rank 0: "
+                    "alltoall 'bad.received.splits': received_splits must be an int32 tensor";
   EXPECT_NE(s.message().find(expected), std::string::npos) << s.message();
   ExpectEvenAlltoallWorks("after.bad.received.splits");
 }

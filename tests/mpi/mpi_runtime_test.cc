@@ -23,7 +23,8 @@ TensorEntry EntryOn(std::shared_ptr<Tensor> input, const std::shared_ptr<Pending
   TensorEntry entry;
   OutputAllocator host = HostAllocator(input->dtype());
   entry.input = std::move(input);
-  entry.allocate_output = [host, allocated](const TensorShape& shape, std::shared_ptr<Tensor>* out) {
+  entry.allocate_output = [host, allocated](const TensorShape& shape,
+                                            std::shared_ptr<Tensor>* out) {
     HORDE_RETURN_IF_ERROR(host(shape, out));
     if (allocated) *allocated = *out;
     return Status::Ok();
@@ -33,7 +34,8 @@ TensorEntry EntryOn(std::shared_ptr<Tensor> input, const std::shared_ptr<Pending
 }
 
 std::shared_ptr<Pending> Submit(Request request, std::shared_ptr<Tensor> input,
-                                std::shared_ptr<Tensor> output, std::shared_ptr<Tensor>* gathered = nullptr) {
+                                std::shared_ptr<Tensor> output,
+                                std::shared_ptr<Tensor>* gathered = nullptr) {
   auto pending = std::make_shared<Pending>();
   request.dtype = input->dtype();
   request.shape = input->shape();
@@ -47,8 +49,9 @@ std::shared_ptr<Pending> Submit(Request request, std::shared_ptr<Tensor> input,
 
 // Queues `requests` on `inputs` as one group, waits for all, and expects them to have
 // run fused; returns the outputs the operations allocated.
-std::vector<std::shared_ptr<Tensor>> RunFusedGroup(const std::string& group, std::vector<Request> requests,
-                                                   const std::vector<std::shared_ptr<Tensor>>& inputs) {
+std::vector<std::shared_ptr<Tensor>> RunFusedGroup(
+    const std::string& group, std::vector<Request> requests,
+    const std::vector<std::shared_ptr<Tensor>>& inputs) {
   std::vector<std::shared_ptr<Tensor>> outputs(inputs.size());
   std::vector<std::shared_ptr<Pending>> pending;
   std::vector<TensorEntry> entries;
@@ -61,7 +64,8 @@ std::vector<std::shared_ptr<Tensor>> RunFusedGroup(const std::string& group, std
   const RuntimeStats before = CurrentRuntime()->stats();
   EXPECT_TRUE(CurrentRuntime()->EnqueueGroup(group, std::move(requests), std::move(entries)).ok());
   for (auto& p : pending) EXPECT_TRUE(p->Wait().ok()) << p->status.message();
-  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, static_cast<int64_t>(inputs.size()));
+  EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors,
+            static_cast<int64_t>(inputs.size()));
   return outputs;
 }
 
@@ -96,8 +100,10 @@ TEST(MpiRuntime, ManySmallTensorsOfMixedDtypesAreFusedPerDtype) {
     ints.push_back(std::make_shared<HostTensor>(DataType::kInt32, TensorShape{2, i % 5 + 1}));
     for (int k = 0; k < floats.back()->shape()[0]; ++k) floats.back()->as<float>()[k] = Rank() + i;
     for (int k = 0; k < 2 * (i % 5 + 1); ++k) ints.back()->as<int32_t>()[k] = Rank() * 10 + i;
-    pending.push_back(Submit(Allreduce("mix.f" + std::to_string(i), ReduceOp::kMax), floats.back(), floats.back()));
-    pending.push_back(Submit(Allreduce("mix.i" + std::to_string(i), ReduceOp::kAverage), ints.back(), ints.back()));
+    pending.push_back(Submit(Allreduce("mix.f" + std::to_string(i), ReduceOp::kMax), floats.back(),
+                             floats.back()));
+    pending.push_back(Submit(Allreduce("mix.i" + std::to_string(i), ReduceOp::kAverage),
+                             ints.back(), ints.back()));
   }
   for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
   const int n = Size();
@@ -178,9 +184,11 @@ TEST(MpiRuntime, FusedAllgathersPutEveryRanksRowsOfEveryTensorInPlace) {
   std::vector<std::shared_ptr<Tensor>> inputs;
   for (int i = 0; i < kTensors; ++i) {
     // The last is a scalar: one row per rank.
-    const TensorShape shape = i == kTensors - 1 ? TensorShape{} : TensorShape{rows_of(i, Rank()), cols_of(i)};
+    const TensorShape shape = i == kTensors - 1 ? TensorShape{}
+                                                : TensorShape{rows_of(i, Rank()), cols_of(i)};
     auto input = std::make_shared<HostTensor>(DataType::kFloat32, shape);
-    for (int64_t k = 0; k < NumElements(shape); ++k) input->as<float>()[k] = Rank() * 1000 + i * 10 + k;
+    for (int64_t k = 0; k < NumElements(shape); ++k)
+      input->as<float>()[k] = Rank() * 1000 + i * 10 + k;
     requests[i].op = OpType::kAllgather;
     inputs.push_back(input);
   }
@@ -208,7 +216,8 @@ TEST(MpiRuntime, FusedReducescattersGiveEveryRankItsRowsOfEveryTensor) {
   for (int i = 0; i < kTensors; ++i) {
     const TensorShape shape{first_dim(i), cols_of(i)};
     auto input = std::make_shared<HostTensor>(DataType::kFloat64, shape);
-    for (int64_t k = 0; k < NumElements(shape); ++k) input->as<double>()[k] = (Rank() + 1) * (i * 100 + k);
+    for (int64_t k = 0; k < NumElements(shape); ++k)
+      input->as<double>()[k] = (Rank() + 1) * (i * 100 + k);
     requests[i].op = OpType::kReducescatter;
     requests[i].reduce_op = ReduceOp::kAverage;
     requests[i].prescale = 2.0;
@@ -224,7 +233,8 @@ TEST(MpiRuntime, FusedReducescattersGiveEveryRankItsRowsOfEveryTensor) {
     ASSERT_EQ(outputs[i]->shape(), (TensorShape{rows[Rank()], cols_of(i)})) << i;
     const double* values = static_cast<const double*>(outputs[i]->data());
     for (int64_t k = 0; k < rows[Rank()] * cols_of(i); ++k) {
-      EXPECT_DOUBLE_EQ(values[k], 3.0 * (n + 1) * (i * 100 + first_row * cols_of(i) + k)) << i << "," << k;
+      EXPECT_DOUBLE_EQ(values[k], 3.0 * (n + 1) * (i * 100 + first_row * cols_of(i) + k))
+          << i << "," << k;
     }
   }
 }

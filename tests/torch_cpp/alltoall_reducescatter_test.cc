@@ -53,7 +53,8 @@ TEST(Alltoall, EmptySplitsSplitEvenly) {
 
 TEST(Alltoall, AsyncHandleGivesOutputAndReceivedSplits) {
   const int me = horde::rank();
-  ht::AlltoallHandle handle = ht::alltoall_async(AlltoallInput(me), Splits(me), "cpp.alltoall.async");
+  ht::AlltoallHandle handle = ht::alltoall_async(AlltoallInput(me), Splits(me),
+                                                 "cpp.alltoall.async");
   ASSERT_TRUE(handle.valid());
   ht::AlltoallResult expected = ht::alltoall(AlltoallInput(me), Splits(me), "cpp.alltoall.sync");
   while (!handle.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -62,15 +63,21 @@ TEST(Alltoall, AsyncHandleGivesOutputAndReceivedSplits) {
   EXPECT_TRUE(result.output.equal(expected.output));
   EXPECT_TRUE(result.received_splits.equal(expected.received_splits));
   EXPECT_EQ(ErrorOf([&] { handle.wait(); }).code(), StatusCode::kInvalidArgument);
-  { ht::AlltoallHandle dropped = ht::alltoall_async(at::ones({horde::size()}), {}, "cpp.alltoall.dropped"); }
+  {
+    ht::AlltoallHandle dropped = ht::alltoall_async(at::ones({horde::size()}), {},
+                                                    "cpp.alltoall.dropped");
+  }
 }
 
 TEST(Alltoall, BadSplitsThrowInvalidArgumentOnTheRankThatPassedThem) {
   std::vector<int64_t> too_many(horde::size() + 1, 1);
-  horde::Status status = ErrorOf([&] { ht::alltoall(at::ones({horde::size() + 1}), too_many, "cpp.bad"); });
+  horde::Status status = ErrorOf(
+      [&] { ht::alltoall(at::ones({horde::size() + 1}), too_many, "cpp.bad"); });
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("alltoall 'cpp.bad': splits has"), std::string::npos) << status.message();
-  EXPECT_TRUE(ht::alltoall(at::ones({horde::size()}), {}, "cpp.bad").output.equal(at::ones({horde::size()})));
+  EXPECT_NE(status.message().find("alltoall 'cpp.bad': splits has"), std::string::npos)
+      << status.message();
+  EXPECT_TRUE(ht::alltoall(at::ones({horde::size()}), {}, "cpp.bad")
+                  .output.equal(at::ones({horde::size()})));
 }
 
 TEST(Reducescatter, SumKeepsThisRanksShareOfUnevenRows) {
@@ -85,12 +92,15 @@ TEST(Reducescatter, SumKeepsThisRanksShareOfUnevenRows) {
 
 TEST(Reducescatter, AverageAsyncWithPostscale) {
   at::Tensor mine = at::full({horde::size(), 3}, 2.0 * (horde::rank() + 1));
-  at::Tensor result = ht::reducescatter_async(mine, {horde::Average, "cpp.rs.async", 1.0, 0.5}).wait();
+  at::Tensor result =
+      ht::reducescatter_async(mine, {horde::Average, "cpp.rs.async", 1.0, 0.5}).wait();
   EXPECT_TRUE(result.equal(at::full({1, 3}, (horde::size() + 1) / 2.0)));
 }
 
 TEST(Reducescatter, OtherOpsThrowInvalidArgument) {
-  horde::Status status = ErrorOf([] { ht::reducescatter(at::ones({2}), {horde::Max, "cpp.rs.max"}); });
+  horde::Status status = ErrorOf([] {
+    ht::reducescatter(at::ones({2}), {horde::Max, "cpp.rs.max"});
+  });
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("reducescatter supports Sum and Average"), std::string::npos)
       << status.message();

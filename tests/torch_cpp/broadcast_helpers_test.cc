@@ -84,7 +84,8 @@ TEST(BroadcastOptimizerState, AdamMomentsStepCountsAndOptionsBecomeTheRoots) {
   }
   ht::broadcast_parameters(net, 0);
   ht::broadcast_optimizer_state(adam, 0);
-  EXPECT_DOUBLE_EQ(static_cast<torch::optim::AdamOptions&>(adam.param_groups()[0].options()).lr(), 0.05);
+  EXPECT_DOUBLE_EQ(static_cast<torch::optim::AdamOptions&>(adam.param_groups()[0].options()).lr(),
+                   0.05);
   // Moments and bias corrections (step counts) must agree for the steps to stay equal.
   for (int i = 0; i < 3; ++i) Step(net, adam, 20 + i);
   EXPECT_TRUE(ParametersSameOnAllRanks(net));

@@ -43,7 +43,8 @@ TEST(Basics, ShutdownAbortsPendingWorkAndInitStartsAgain) {
 
   horde::init();
   EXPECT_TRUE(horde::is_initialized());
-  EXPECT_TRUE(ht::allreduce(at::ones({2}), {horde::Sum}).equal(at::full({2}, horde::size(), at::kFloat)));
+  EXPECT_TRUE(
+      ht::allreduce(at::ones({2}), {horde::Sum}).equal(at::full({2}, horde::size(), at::kFloat)));
 }
 
 // Small integers, so every reduction is exact in every dtype, 8-bit ones included.
@@ -55,10 +56,14 @@ at::Tensor Expected(horde::ReduceOp op, at::ScalarType dtype) {
   at::Tensor acc = RankInput(0, at::kDouble);
   for (int r = 1; r < horde::size(); ++r) {
     at::Tensor x = RankInput(r, at::kDouble);
-    if (op == horde::Min) acc = at::minimum(acc, x);
-    else if (op == horde::Max) acc = at::maximum(acc, x);
-    else if (op == horde::Product) acc = acc * x;
-    else acc = acc + x;
+    if (op == horde::Min)
+      acc = at::minimum(acc, x);
+    else if (op == horde::Max)
+      acc = at::maximum(acc, x);
+    else if (op == horde::Product)
+      acc = acc * x;
+    else
+      acc = acc + x;
   }
   if (op == horde::Average) {
     acc = acc / horde::size();
@@ -95,7 +100,8 @@ TEST_P(Collectives, AllgatherWithPerRankFirstDimensions) {
   ASSERT_EQ(gathered.size(0), horde::size() * (horde::size() + 1) / 2);
   int64_t row = 0;
   for (int r = 0; r < horde::size(); ++r) {
-    EXPECT_TRUE(gathered.narrow(0, row, r + 1).equal(at::full({r + 1, 2}, r, dtype))) << "rank " << r;
+    EXPECT_TRUE(gathered.narrow(0, row, r + 1).equal(at::full({r + 1, 2}, r, dtype)))
+        << "rank " << r;
     row += r + 1;
   }
 }
@@ -193,14 +199,17 @@ TEST(Handles, MovedAndDroppedHandlesComplete) {
 TEST(Errors, RanksThatDisagreeFailOnEveryRankAndTheNextOpWorks) {
   if (horde::size() == 1) GTEST_SKIP() << "needs ranks to disagree";
   const at::ScalarType dtype = horde::rank() == 0 ? at::kFloat : at::kInt;
-  Status dtypes = ErrorOf([&] { ht::allreduce(at::ones({3}, dtype), {horde::Sum, "mixed.dtype"}); });
+  Status dtypes = ErrorOf([&] {
+    ht::allreduce(at::ones({3}, dtype), {horde::Sum, "mixed.dtype"});
+  });
   EXPECT_EQ(dtypes.code(), StatusCode::kPreconditionError);
   EXPECT_NE(dtypes.message().find("mixed.dtype"), std::string::npos) << dtypes.message();
 
   Status shapes = ErrorOf([&] { ht::broadcast(at::ones({horde::rank() + 1}), 0, "mixed.shape"); });
   EXPECT_EQ(shapes.code(), StatusCode::kPreconditionError) << shapes.message();
 
-  EXPECT_TRUE(ht::allreduce(at::ones({3}), {horde::Sum}).equal(at::full({3}, horde::size(), at::kFloat)));
+  EXPECT_TRUE(
+      ht::allreduce(at::ones({3}), {horde::Sum}).equal(at::full({3}, horde::size(), at::kFloat)));
 }
 
 TEST(Errors, LocalMisuseIsAnInvalidArgument) {

@@ -12,8 +12,8 @@
 namespace {
 
 using horde::StatusCode;
-using horde_test::ErrorOf;
 using horde::torch::DistributedOptimizer;
+using horde_test::ErrorOf;
 
 struct NetImpl : torch::nn::Module {
   NetImpl() {
@@ -25,7 +25,8 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
-using MakeOptimizer = std::function<std::unique_ptr<torch::optim::Optimizer>(std::vector<torch::Tensor>)>;
+using MakeOptimizer =
+    std::function<std::unique_ptr<torch::optim::Optimizer>(std::vector<torch::Tensor>)>;
 
 constexpr int kSteps = 5;
 constexpr int kRankBatch = 4;

@@ -35,7 +35,8 @@ TEST(HandleTable, AHandleReleasedBeforeItsOperationCompletesIsForgottenWhenItDoe
   table.Release(id);
   EXPECT_EQ(table.size(), 1u) << "the operation still runs";
   bool done = false;
-  EXPECT_EQ(table.Poll(id, &done).code(), StatusCode::kInvalidArgument) << "nobody may wait on it any more";
+  EXPECT_EQ(table.Poll(id, &done).code(), StatusCode::kInvalidArgument)
+      << "nobody may wait on it any more";
   table.Complete(id, Status::Internal("failed"));
   EXPECT_EQ(table.size(), 0u);
 }

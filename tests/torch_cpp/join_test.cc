@@ -20,12 +20,15 @@ TEST(Join, JoinedRanksContributeZerosAndTheLastToJoinIsReturned) {
     const double active = size - 1 - step;
     at::Tensor sum = ht::allreduce(at::ones({3}, at::kDouble), {horde::Sum, name + ".sum"});
     EXPECT_TRUE(sum.equal(at::full({3}, active, at::kDouble))) << "step " << step << ": " << sum;
-    at::Tensor average = ht::allreduce_async(at::ones({3}, at::kDouble), {horde::Average, name + ".avg"}).wait();
-    EXPECT_TRUE(average.allclose(at::full({3}, active / size, at::kDouble))) << "step " << step << ": " << average;
+    at::Tensor average =
+        ht::allreduce_async(at::ones({3}, at::kDouble), {horde::Average, name + ".avg"}).wait();
+    EXPECT_TRUE(average.allclose(at::full({3}, active / size, at::kDouble)))
+        << "step " << step << ": " << average;
   }
   EXPECT_EQ(ht::join(), size - 1);
   // Once every rank has joined, every collective runs as usual.
-  EXPECT_TRUE(ht::allreduce(at::ones({2}), {horde::Sum, "join.after"}).equal(at::full({2}, size, at::kFloat)));
+  EXPECT_TRUE(ht::allreduce(at::ones({2}), {horde::Sum, "join.after"})
+                  .equal(at::full({2}, size, at::kFloat)));
   EXPECT_TRUE(horde_test::SameOnAllRanks(at::ones({2})));
 }
 
@@ -37,8 +40,10 @@ TEST(Join, OtherCollectivesFailWhileARankHasJoined) {
   } else {
     Status status = horde_test::ErrorOf([] { ht::allgather(at::ones({1}), "join.forbidden"); });
     EXPECT_FALSE(status.ok());
-    EXPECT_NE(status.message().find("allgather 'join.forbidden' cannot run while rank 0 has joined"),
-              std::string::npos) << status.message();
+    EXPECT_NE(
+        status.message().find("allgather 'join.forbidden' cannot run while rank 0 has joined"),
+        std::string::npos)
+        << status.message();
     last = ht::join();
   }
   EXPECT_GE(last, 1);
@@ -49,7 +54,8 @@ TEST(Join, OtherCollectivesFailWhileARankHasJoined) {
 TEST(Join, ADeviceIndexBelowMinusOneIsAnInvalidArgument) {
   Status status = horde_test::ErrorOf([] { ht::join(-2); });
   EXPECT_EQ(status.code(), horde::StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("join: device -2 is not a device index"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("join: device -2 is not a device index"), std::string::npos)
+      << status.message();
 }
 
 }  // namespace

@@ -100,7 +100,8 @@ TEST_F(ProcessSets, AllreduceAmongTheSetsRanks) {
   const int me = horde::rank();
   at::Tensor mine = at::full({4}, me + 1.0, at::kDouble);
   const double sum = SumOverMine([](int r) { return r + 1.0; });
-  EXPECT_TRUE(ht::allreduce(mine, {horde::Sum, "ps.sum", 1.0, 1.0, mine_}).equal(at::full({4}, sum, at::kDouble)));
+  EXPECT_TRUE(ht::allreduce(mine, {horde::Sum, "ps.sum", 1.0, 1.0, mine_})
+                  .equal(at::full({4}, sum, at::kDouble)));
   ht::AllreduceOptions average;
   average.name = "ps.average";
   average.process_set = mine_;
@@ -130,7 +131,8 @@ TEST_F(ProcessSets, AllgatherAlltoallAndBarrierInSetOrder) {
 TEST_F(ProcessSets, BroadcastFromARootOfTheJobInTheSet) {
   const int root = mine_.ranks().back();  // a rank of the job; within the set it is n - 1
   at::Tensor mine = at::full({3}, horde::rank(), at::kLong);
-  EXPECT_TRUE(ht::broadcast(mine, root, "ps.broadcast", mine_).equal(at::full({3}, root, at::kLong)));
+  EXPECT_TRUE(
+      ht::broadcast(mine, root, "ps.broadcast", mine_).equal(at::full({3}, root, at::kLong)));
   EXPECT_TRUE(ht::broadcast_(mine, root, "", mine_).is_same(mine));
   EXPECT_TRUE(mine.equal(at::full({3}, root, at::kLong)));
 }
@@ -139,11 +141,13 @@ TEST_F(ProcessSets, BroadcastRootOutsideTheSetThrowsOnThatRank) {
   const int root = other_.ranks().front();
   Status status = ErrorOf([&] { ht::broadcast(at::ones({2}), root, "ps.bad.root", mine_); });
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(), "broadcast: root_rank " + std::to_string(root) + " is not in process set " +
-                                  std::to_string(mine_.id()) + " (ranks " + RanksText(mine_.ranks()) + ")");
+  EXPECT_EQ(status.message(), "broadcast: root_rank " + std::to_string(root) +
+                                  " is not in process set " + std::to_string(mine_.id()) +
+                                  " (ranks " + RanksText(mine_.ranks()) + ")");
   ::torch::OrderedDict<std::string, at::Tensor> named;
   named.insert("t", at::ones({2}));
-  ExpectInvalidArgument(ErrorOf([&] { ht::broadcast_parameters(named, root, mine_); }), "is not in process set");
+  ExpectInvalidArgument(ErrorOf([&] { ht::broadcast_parameters(named, root, mine_); }),
+                        "is not in process set");
   // Nothing was left in flight: the set's next collective works.
   EXPECT_TRUE(ht::allreduce(at::ones({1}), {horde::Sum, "ps.after.bad.root", 1.0, 1.0, mine_})
                   .equal(at::full({1}, mine_.size(), at::kFloat)));
@@ -152,9 +156,13 @@ TEST_F(ProcessSets, BroadcastRootOutsideTheSetThrowsOnThatRank) {
 TEST_F(ProcessSets, ARankOutsideTheSetGetsInvalidArgument) {
   const std::string expected = NotInSet(horde::rank(), other_);
   const at::Tensor t = at::ones({other_.size()});
-  ExpectInvalidArgument(ErrorOf([&] { ht::allreduce(t, {horde::Sum, "", 1.0, 1.0, other_}); }), expected);
+  ExpectInvalidArgument(ErrorOf([&] {
+                          ht::allreduce(t, {horde::Sum, "", 1.0, 1.0, other_});
+                        }),
+                        expected);
   ExpectInvalidArgument(ErrorOf([&] { ht::allgather(t, "", other_); }), expected);
-  ExpectInvalidArgument(ErrorOf([&] { ht::broadcast(t, other_.ranks()[0], "", other_); }), expected);
+  ExpectInvalidArgument(ErrorOf([&] { ht::broadcast(t, other_.ranks()[0], "", other_); }),
+                        expected);
   ExpectInvalidArgument(ErrorOf([&] { ht::alltoall(t, {}, "", other_); }), expected);
   ExpectInvalidArgument(ErrorOf([&] { ht::barrier(other_); }), expected);
   torch::Tensor w = torch::zeros({2}, torch::requires_grad());
@@ -176,7 +184,8 @@ TEST_F(ProcessSets, TrainingHelpersWorkWithinTheSet) {
 
   torch::optim::SGD sgd({w}, torch::optim::SGDOptions(me + 1.0));
   ht::broadcast_optimizer_state(sgd, root, mine_);
-  EXPECT_EQ(static_cast<torch::optim::SGDOptions&>(sgd.param_groups()[0].options()).lr(), root + 1.0);
+  EXPECT_EQ(static_cast<torch::optim::SGDOptions&>(sgd.param_groups()[0].options()).lr(),
+            root + 1.0);
 
   // The gradient is me + 1; averaged over the set, one step of lr 1 leaves root - mean.
   static_cast<torch::optim::SGDOptions&>(sgd.param_groups()[0].options()).lr(1.0);
@@ -194,9 +203,14 @@ TEST(ProcessSetRegistration, AddAndRemove) {
   EXPECT_EQ(first.rank(), horde::rank() == 0 ? 0 : -1);
   ExpectInvalidArgument(ErrorOf([] { horde::add_process_set({0}); }),
                         "process set [0] already exists (id " + std::to_string(first.id()) + ")");
-  ExpectInvalidArgument(ErrorOf([] { horde::add_process_set({}); }), "needs at least one rank; got []");
-  ExpectInvalidArgument(ErrorOf([] { horde::add_process_set({0, 0}); }), "rank 0 appears more than once");
-  ExpectInvalidArgument(ErrorOf([] { horde::add_process_set({horde::size()}); }), "is out of range");
+  ExpectInvalidArgument(ErrorOf([] { horde::add_process_set({}); }),
+                        "needs at least one rank; got []");
+  ExpectInvalidArgument(ErrorOf([] {
+                          horde::add_process_set({0, 0});
+                        }),
+                        "rank 0 appears more than once");
+  ExpectInvalidArgument(ErrorOf([] { horde::add_process_set({horde::size()}); }),
+                        "is out of range");
   horde::remove_process_set(first);
   const std::string unknown = "unknown process set id " + std::to_string(first.id());
   ExpectInvalidArgument(ErrorOf([&] { ht::allgather(at::ones({1}), "", first); }), unknown);
@@ -230,7 +244,9 @@ TEST(ProcessSetRegistration, InitWithProcessSetsAndWithoutDynamicSets) {
   }
   ExpectInvalidArgument(ErrorOf([] { horde::init({{0}}); }), "horde is already initialized");
   EXPECT_TRUE(horde::init({}).empty());
-  ExpectInvalidArgument(ErrorOf([] { horde::add_process_set({0, 1}); }),
+  ExpectInvalidArgument(ErrorOf([] {
+                          horde::add_process_set({0, 1});
+                        }),
                         "add_process_set after init() needs HORDE_DYNAMIC_PROCESS_SETS=1");
   ExpectInvalidArgument(ErrorOf([&] { horde::remove_process_set(sets[0]); }),
                         "remove_process_set needs HORDE_DYNAMIC_PROCESS_SETS=1");
@@ -238,8 +254,11 @@ TEST(ProcessSetRegistration, InitWithProcessSetsAndWithoutDynamicSets) {
   ht::barrier();
   horde::shutdown();
   setenv("HORDE_DYNAMIC_PROCESS_SETS", "1", 1);
-  ExpectInvalidArgument(ErrorOf([] { horde::init({{0, 0}}); }),
-                        "init(process_sets=...): process set [0, 0]: rank 0 appears more than once");
+  ExpectInvalidArgument(
+      ErrorOf([] {
+        horde::init({{0, 0}});
+      }),
+      "init(process_sets=...): process set [0, 0]: rank 0 appears more than once");
   EXPECT_FALSE(horde::is_initialized());
   horde::init();
   ExpectInvalidArgument(ErrorOf([&] { ht::barrier(sets[0]); }), "unknown process set id");

@@ -13,7 +13,8 @@ namespace horde {
 // kAborted when horde shut down before the operation ran.
 class Error : public std::runtime_error {
  public:
-  explicit Error(Status status) : std::runtime_error(status.message()), status_(std::move(status)) {}
+  explicit Error(Status status)
+      : std::runtime_error(status.message()), status_(std::move(status)) {}
   const Status& status() const { return status_; }
 
  private:

@@ -42,8 +42,11 @@ struct AllreduceOptions {
   AllreduceOptions(ReduceOp op = ReduceOp::kAverage, std::string name = "",
                    double prescale_factor = 1.0, double postscale_factor = 1.0,
                    ProcessSet process_set = ProcessSet())
-      : op(op), name(std::move(name)), prescale_factor(prescale_factor),
-        postscale_factor(postscale_factor), process_set(std::move(process_set)) {}
+      : op(op),
+        name(std::move(name)),
+        prescale_factor(prescale_factor),
+        postscale_factor(postscale_factor),
+        process_set(std::move(process_set)) {}
 
   ReduceOp op;
   // Operations in flight need distinct names; empty lets the runtime number them.

@@ -20,8 +20,8 @@ struct AllreduceOptions;
 // of `process_set` (default: every rank of the job), averaged by default. A hook on each
 // parameter starts the allreduce of its gradient as soon as backward has produced it,
 // overlapping communication with the rest of backward; step() waits for them, writes
-// the results into param.grad() and steps the wrapped optimizer. With backward_passes_per_step = k, gradients accumulate locally
-// over k backward passes and are reduced once, on the k-th.
+// the results into param.grad() and steps the wrapped optimizer. With backward_passes_per_step = k,
+// gradients accumulate locally over k backward passes and are reduced once, on the k-th.
 //
 // A parameter whose gradient did not appear on this rank (unused in this step) has its
 // .grad reduced at step() (zeros if it has none), so that no rank waits for it; like
@@ -35,9 +35,9 @@ class DistributedOptimizer {
   // `named_parameters` (e.g. module->named_parameters()) names every parameter of
   // `optimizer` the same way on all ranks; the names match gradients across ranks.
   // Throws horde::Error (kInvalidArgument) on a rank outside `process_set`.
-  DistributedOptimizer(::torch::optim::Optimizer& optimizer, const NamedParameters& named_parameters,
-                       int backward_passes_per_step = 1, ReduceOp op = ReduceOp::kAverage,
-                       ProcessSet process_set = ProcessSet());
+  DistributedOptimizer(::torch::optim::Optimizer& optimizer,
+                       const NamedParameters& named_parameters, int backward_passes_per_step = 1,
+                       ReduceOp op = ReduceOp::kAverage, ProcessSet process_set = ProcessSet());
   ~DistributedOptimizer();
   DistributedOptimizer(const DistributedOptimizer&) = delete;
   DistributedOptimizer& operator=(const DistributedOptimizer&) = delete;
