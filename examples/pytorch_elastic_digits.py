@@ -1,12 +1,12 @@
 """Elastic training of the digits CNN: the job survives killed ranks and grows when
 hosts are added. A Horovod elastic script: only the import line differs.
 
-    printf '#!/bin/sh\necho localhost:3\n' > /tmp/discover.sh && chmod +x /tmp/discover.sh
-    .venv/bin/horderun -np 3 --min-np 2 --max-np 4 --host-discovery-script /tmp/discover.sh \
+    printf '#!/bin/sh\necho localhost:3\n' > discover.sh && chmod +x discover.sh
+    .venv/bin/horderun -np 3 --min-np 2 --max-np 4 --host-discovery-script ./discover.sh \
         .venv/bin/python examples/pytorch_elastic_digits.py
 
 Kill one rank (`kill -9 PID`, PIDs are printed at each start): horderun restarts the job
-with the ranks left, which resume from the last commit. See README, "Elastic training".
+with the ranks left, which resume from the last commit. See docs/elastic.md.
 """
 
 import argparse
