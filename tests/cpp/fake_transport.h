@@ -24,7 +24,8 @@ class FakeHub {
   int size() const { return size_; }
 
   // Deposits `mine` as `rank`'s part of the current phase of kind `call` and waits for
-  // the others; `all` gets every rank's blob, indexed by rank.
+  // the others; `all` gets every rank's blob, indexed by rank, unless it is null (a rank
+  // that reads none of them need not copy N blobs: that copy is O(N^2) over all ranks).
   Status Exchange(int rank, const char* call, std::string mine, std::vector<std::string>* all);
 
  private:
