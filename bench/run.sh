@@ -1,20 +1,44 @@
 #!/usr/bin/env bash
 # horde's benchmark suite: builds the native helpers (raw MPI, horde's C++ API) into
 # build/bench, runs each part under mpirun with a time limit, and prints the tables.
-# Usage: bench/run.sh [--quick]   (--quick: fewer sizes and repetitions, 2 ranks only)
+# Usage: bench/run.sh [--quick | --scaling]
+#   --quick: fewer sizes and repetitions, 2 ranks only
+#   --scaling: only how negotiation cost grows with ranks (2 to 1,024 simulated ranks in
+#     one process; CPU clocks and bytes, so it holds on a busy machine too)
 # Timings, not tests: run it on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=""
+scaling=""
 case "${1:-}" in
   "") ;;
   --quick) quick=--quick ;;
-  *) echo "usage: bench/run.sh [--quick]" >&2; exit 2 ;;
+  --scaling) scaling=1 ;;
+  *) echo "usage: bench/run.sh [--quick | --scaling]" >&2; exit 2 ;;
 esac
 python=.venv/bin/python
 if [[ ! -x $python ]]; then
   echo "bench/run.sh: no .venv here; run scripts/install.sh first" >&2
   exit 2
+fi
+
+# The scaling bench needs core's internal headers and the tests' fake transport, so it is
+# built in install.sh's tree, configured with the tests.
+if [[ -n $scaling ]]; then
+  if ! grep -q '^HORDE_BUILD_TESTS:BOOL=ON' build/python/CMakeCache.txt 2>/dev/null; then
+    echo "bench/run.sh --scaling: build/python has no tests configured;" \
+      "run HORDE_BUILD_TESTS=ON scripts/install.sh first" >&2
+    exit 2
+  fi
+  cmake --build build/python --target negotiation_scaling -j2 >/dev/null
+  tensors=$(mktemp)
+  trap 'rm -f "$tensors"' EXIT
+  # ResNet-50's gradients, named as DistributedOptimizer names them.
+  $python -c 'import torchvision
+for name, p in torchvision.models.resnet50().named_parameters():
+    print("grad." + name, *p.shape)' >"$tensors"
+  timeout 900 build/python/tests/cpp/negotiation_scaling "$tensors"
+  exit
 fi
 
 cmake -S bench -B build/bench -DCMAKE_BUILD_TYPE=Release \

@@ -49,10 +49,14 @@ std::vector<Request> ReadTensors(const std::string& path) {
     Request request;
     if (!(fields >> request.name)) continue;
     int64_t dim = 0;
-    while (fields >> dim) request.shape.push_back(dim);
-    if (!fields.eof() || request.shape.empty()) {
+    bool negative = false;
+    while (fields >> dim) {
+      negative = negative || dim < 0;
+      request.shape.push_back(dim);
+    }
+    if (!fields.eof() || request.shape.empty() || negative) {
       throw Failure{path + ":" + std::to_string(number) + ": expected 'name dim dim ...' " +
-                    "with integer dimensions, got '" + line + "'"};
+                    "with non-negative integer dimensions, got '" + line + "'"};
     }
     requests.push_back(std::move(request));
   }
@@ -127,8 +131,8 @@ class Simulation {
                       ranks[rank].status.message()};
       }
       if (ranks[rank].names_decided != requests.size()) {
-        throw Failure{"rank " + std::to_string(rank) + " of " + std::to_string(size) +
-                      " decided " + std::to_string(ranks[rank].names_decided) + " of " +
+        throw Failure{"rank " + std::to_string(rank) + " of " + std::to_string(size) + " decided " +
+                      std::to_string(ranks[rank].names_decided) + " of " +
                       std::to_string(requests.size()) + " tensors in one round"};
       }
     }
