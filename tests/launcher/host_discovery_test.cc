@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "launcher/elastic_generation.h"
 #include "launcher/elastic_hosts.h"
 #include "launcher/rank_exit.h"
@@ -91,8 +93,13 @@ TEST(ElasticHosts, ALeftOutHostComesBackAfterItsCooldownWhichDoubles) {
     return t0 + std::chrono::duration_cast<HostPool::Clock::duration>(
                     std::chrono::duration<double>(seconds));
   };
-  EXPECT_NE(pool.RecordFailure("node2", discovered, t0).find("is left out for 2."),
-            std::string::npos);  // 2 to 3 s
+  // First time: 2 to 3 s (MIN * 2 plus up to MIN of jitter), printed with one decimal.
+  const std::string first = pool.RecordFailure("node2", discovered, t0);
+  const std::string prefix = "host node2 is left out for ";
+  ASSERT_EQ(first.rfind(prefix, 0), 0u) << first;
+  const double seconds = std::stod(first.substr(prefix.size()));
+  EXPECT_GE(seconds, 2.0) << first;
+  EXPECT_LE(seconds, 3.0) << first;
   EXPECT_EQ(pool.Usable(discovered), (std::vector<Host>{{"node1", 1}}));
   EXPECT_TRUE(pool.EndCooldowns(at(1.99)).empty());
   EXPECT_EQ(pool.EndCooldowns(at(3.01)), std::vector<std::string>{"node2"});
