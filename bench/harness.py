@@ -184,10 +184,12 @@ def horde_counts(run, env=None):
     return {k: after[k] - before[k] for k in ("negotiation_rounds", "responses_executed")}
 
 
-def save(part, rows):
-    """Rank 0 writes the part's rows for bench/report.py."""
+def save(part, rows, variant=None):
+    """Rank 0 writes the part's rows for bench/report.py; runs of one part with different
+    arguments (a ``variant``: another model) add rows instead of replacing them."""
     if RANK != 0:
         return
-    path = os.path.join(os.environ.get("BENCH_RESULTS_DIR", "."), f"{part}.np{SIZE}.json")
+    name = f"{part}.{variant}" if variant else part
+    path = os.path.join(os.environ.get("BENCH_RESULTS_DIR", "."), f"{name}.np{SIZE}.json")
     with open(path, "w") as f:
         json.dump({"part": part, "ranks": SIZE, "rows": rows}, f, indent=1)

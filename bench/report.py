@@ -25,7 +25,7 @@ def load(directory):
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
         with open(path) as f:
             data = json.load(f)
-        results[(data["part"], data["ranks"])] = data["rows"]
+        results.setdefault((data["part"], data["ranks"]), []).extend(data["rows"])
     return results
 
 
@@ -114,6 +114,12 @@ def overhead(row, key):
     return 1 - row["plain"] / row[key]
 
 
+def training_input(row):
+    if row["model"] == "transformer":
+        return f"transformer encoder, {row['sequence_length']} synthetic tokens per sample"
+    return f"{row['model']}, {row['image_size']}×{row['image_size']} images"
+
+
 def training_section(row, ranks):
     labels = [("plain", "no communication, horde not running"),
               ("plain_again", "the same again (noise: A/A)"),
@@ -123,14 +129,18 @@ def training_section(row, ranks):
               ("horde_bucket_view", "horde, gradient_as_bucket_view=True"),
               ("ddp", "DistributedDataParallel (gloo)")]
     body = [[label, time_text(row[key]), time_text(row["cpu_per_step"][key]),
-             f"{row['images_per_s'][key]:.1f}", f"{overhead(row, key) * 100:+.1f}%"]
+             f"{row['samples_per_s'][key]:.1f}", f"{overhead(row, key) * 100:+.1f}%"]
             for key, label in labels]
-    return (f"### Training: {row['model']}, {row['image_size']}×{row['image_size']} images, "
-            f"batch {row['batch_size']} per rank, {ranks} ranks\n\n" +
-            table(["run", "step", "CPU per step (busiest rank)", "images/s (all ranks)",
+    return (f"### Training: {training_input(row)}, batch {row['batch_size']} per rank, "
+            f"{row['parameters']} parameter tensors, {ranks} ranks\n\n" +
+            table(["run", "step", "CPU per step (busiest rank)", "samples/s (all ranks)",
                    "1 − t_plain / t"], body) +
             f"\n\nhorde per step: {row['negotiation_rounds']:.0f} negotiation rounds, "
             f"{row['responses_executed']:.0f} responses executed.")
+
+
+def training_sections(rows, ranks):
+    return "\n\n".join(training_section(row, ranks) for row in rows)
 
 
 def idle_section(rows, ranks):
@@ -190,19 +200,19 @@ def targets_section(results):
     for row in results.get(("training", 2), []):
         horde, ddp = overhead(row, "horde"), overhead(row, "ddp")
         views = overhead(row, "horde_bucket_view")
-        rows.append(["training overhead ≤ ½ of DDP's",
+        rows.append([f"{row['model']} training overhead ≤ ½ of DDP's",
                      f"horde {horde * 100:.1f}% (bucket views {views * 100:.1f}%), "
                      f"DDP {ddp * 100:.1f}%",
                      verdict(min(horde, views) <= ddp / 2)])
         tax, noise = overhead(row, "plain_horde_idle"), abs(overhead(row, "plain_again"))
-        rows.append(["plain tax within noise of zero",
+        rows.append([f"{row['model']}: plain tax within noise of zero",
                      f"{tax * 100:+.1f}% (A/A noise {noise * 100:.1f}%)",
                      verdict(abs(tax) <= max(noise, PLAIN_TAX_NOISE))])
-    return "### Issue 6's targets, 2 ranks\n\n" + table(["target", "measured", ""], rows)
+    return "### Targets, 2 ranks\n\n" + table(["target", "measured", ""], rows)
 
 
 DETAILS = [("allreduce_sweep", sweep_section), ("gradient_sets", sets_section),
-           ("training", lambda rows, ranks: training_section(rows[0], ranks)),
+           ("training", training_sections),
            ("idle_cost", idle_section), ("process_set_threads", threads_section)]
 
 

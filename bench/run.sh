@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # horde's benchmark suite: builds the native helpers (raw MPI, horde's C++ API) into
 # build/bench, runs each part under mpirun with a time limit, and prints the tables.
-# Usage: bench/run.sh [--quick | --scaling]
+# Usage: bench/run.sh [--quick | --training | --scaling]
 #   --quick: fewer sizes and repetitions, 2 ranks only
+#   --training: only the training part (resnet18, resnet50, the transformer encoder)
 #   --scaling: only how negotiation cost grows with ranks (2 to 1,024 simulated ranks in
 #     one process; CPU clocks and bytes, so it holds on a busy machine too)
 # Timings, not tests: run it on an otherwise idle machine.
@@ -10,11 +11,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=""
 scaling=""
+training_only=""
 case "${1:-}" in
   "") ;;
   --quick) quick=--quick ;;
+  --training) training_only=1 ;;
   --scaling) scaling=1 ;;
-  *) echo "usage: bench/run.sh [--quick | --scaling]" >&2; exit 2 ;;
+  *) echo "usage: bench/run.sh [--quick | --training | --scaling]" >&2; exit 2 ;;
 esac
 python=.venv/bin/python
 if [[ ! -x $python ]]; then
@@ -65,17 +68,31 @@ export BENCH_RENDEZVOUS_DIR="$results/rendezvous" PYTHONWARNINGS=ignore
 # As horderun does: no binding, so each rank's threads (horde's, gloo's) may use any core.
 part() {
   local ranks=$1 script=$2
-  echo "== $script on $ranks ranks"
-  timeout 300 scripts/mpirun.sh -np "$ranks" --bind-to none $python "bench/$script" $quick
+  shift 2
+  echo "== $script $* on $ranks ranks"
+  timeout 900 scripts/mpirun.sh -np "$ranks" --bind-to none $python "bench/$script" "$@" $quick
 }
-part 2 allreduce_sweep.py
-part 2 gradient_sets.py
-part 2 training.py
-part 2 idle_cost.py
-part 2 process_set_threads.py
-if [[ -z $quick ]]; then
-  part 4 allreduce_sweep.py
-  part 4 gradient_sets.py
+# resnet18 and resnet50 at 64x64, and a transformer encoder with many small tensors.
+training() {
+  part 2 training.py
+  part 2 training.py --model transformer
+  if [[ -z $quick ]]; then
+    part 2 training.py --model resnet50
+    part 4 training.py --model transformer
+  fi
+}
+if [[ -n $training_only ]]; then
+  training
+else
+  part 2 allreduce_sweep.py
+  part 2 gradient_sets.py
+  training
+  part 2 idle_cost.py
+  part 2 process_set_threads.py
+  if [[ -z $quick ]]; then
+    part 4 allreduce_sweep.py
+    part 4 gradient_sets.py
+  fi
 fi
 echo
 BENCH_BUSY_AFTER=$(busy_cores) $python bench/report.py "$results"

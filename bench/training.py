@@ -1,5 +1,7 @@
-"""Part 3: training steps of a torchvision ResNet on synthetic images, per rank the same
-model, batch and SGD step:
+"""Part 3: training steps on synthetic data, per rank the same model, batch and SGD step:
+a torchvision model (--model resnet18, resnet50, ...) on random images, or --model
+transformer, an nn.TransformerEncoder (12 layers, d_model 256: many small parameter
+tensors, a LayerNorm weight and bias per block) on random tokens. Contenders:
 
 - plain: no communication, horde not running (the baseline t_nocomm), run twice under
   two names so that their difference shows the noise;
@@ -16,6 +18,7 @@ import argparse
 import torch
 import torch.nn.functional as F
 import torchvision
+from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 import horde.torch as hvd
@@ -35,10 +38,39 @@ def stepper(model, optimizer, images, labels, steps):
     return run
 
 
-def contenders(args):
-    make = getattr(torchvision.models, args.model)
+VOCABULARY = 1000
+
+
+class TokenClassifier(nn.Module):
+    """Embedding, a 12-layer transformer encoder and a per-token head: 147 parameter
+    tensors, 12 of them LayerNorm pairs."""
+
+    def __init__(self, layers=12, d_model=256, heads=4):
+        super().__init__()
+        self.embed = nn.Embedding(VOCABULARY, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, heads, dim_feedforward=4 * d_model,
+                                           dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.head = nn.Linear(d_model, VOCABULARY)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens))).flatten(0, 1)
+
+
+def synthetic_data(args):
+    """The model's constructor, a batch of inputs and its labels."""
+    if args.model == "transformer":
+        tokens = torch.randint(0, VOCABULARY, (args.batch_size, args.sequence_length))
+        labels = torch.randint(0, VOCABULARY, (args.batch_size * args.sequence_length,))
+        return TokenClassifier, tokens, labels
     images = torch.randn(args.batch_size, 3, args.image_size, args.image_size)
-    labels = torch.randint(0, 1000, (args.batch_size,))
+    return (getattr(torchvision.models, args.model), images,
+            torch.randint(0, 1000, (args.batch_size,)))
+
+
+def contenders(args):
+    torch.manual_seed(0)
+    make, images, labels = synthetic_data(args)
 
     plain = make()
     plain_step = stepper(plain, sgd(plain), images, labels, args.steps)
@@ -63,30 +95,34 @@ def contenders(args):
         Contender("horde_bucket_view", stepper(bucket_model, bucket_optimizer, images, labels,
                                                args.steps), needs_horde=True),
         Contender("ddp", stepper(ddp_model, sgd(ddp_model), images, labels, args.steps)),
-    ], horde_step
+    ], horde_step, len(list(plain.parameters()))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--model", default="resnet18")
+    parser.add_argument("--model", default="resnet18",
+                        help="a torchvision model name, or transformer")
     parser.add_argument("--image-size", type=int, default=64)
+    parser.add_argument("--sequence-length", type=int, default=64, help="transformer only")
     parser.add_argument("--batch-size", type=int, default=16, help="per rank")
     parser.add_argument("--steps", type=int, help="per timed batch (default 3, quick 2)")
     args = parser.parse_args()
     repetitions = 2 if args.quick else 7
     args.steps = args.steps or (2 if args.quick else 3)
     with session("training"):
-        runners, horde_step = contenders(args)
+        runners, horde_step, parameters = contenders(args)
         walls, cpus = interleave(runners, repetitions)
         counts = horde_counts(horde_step)
     step = {k: v / args.steps for k, v in walls.items()}
-    row = {"model": args.model, "image_size": args.image_size, "batch_size": args.batch_size,
-           **step, "images_per_s": {k: SIZE * args.batch_size / v for k, v in step.items()},
+    row = {"model": args.model, "image_size": args.image_size,
+           "sequence_length": args.sequence_length, "batch_size": args.batch_size,
+           "parameters": parameters,
+           **step, "samples_per_s": {k: SIZE * args.batch_size / v for k, v in step.items()},
            "cpu_per_step": {k: v / args.steps for k, v in cpus.items()},
            **{k: v / args.steps for k, v in counts.items()}}
     log("  step: " + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in step.items()))
-    save("training", [row])
+    save("training", [row], variant=args.model)
 
 
 if __name__ == "__main__":
