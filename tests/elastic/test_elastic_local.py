@@ -6,10 +6,12 @@ Every run has a time limit; every test checks that no rank outlives horderun.
 """
 
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -53,7 +55,8 @@ def discovery_script(tmp_path, text):
 
 
 class Job:
-    """horderun in the background, its stdout read line by line."""
+    """horderun in the background, its stdout read line by line (by a thread, so that a
+    job that goes quiet fails at the deadline with what it printed, instead of blocking)."""
 
     def __init__(self, tmp_path, args, command):
         self.pid_dir = tmp_path / "pids"
@@ -65,21 +68,36 @@ class Job:
                                         stderr=self.stderr, text=True, env=env)
         self.lines = []
         self.deadline = time.monotonic() + LIMIT_S
+        self._queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self._queue.put(line)
+        self._queue.put(None)  # end of output
+
+    def _next_line(self, what):
+        try:
+            line = self._queue.get(timeout=max(0, self.deadline - time.monotonic()))
+        except queue.Empty:
+            self.process.terminate()  # horderun stops its ranks
+            pytest.fail(f"no {what} within {LIMIT_S} s; the last lines:\n"
+                        f"{''.join(self.lines[-30:])}horderun's stderr:\n{self.err()}")
+        if line is not None:
+            self.lines.append(line)
+        return line
 
     def wait_for(self, pattern):
         while True:
-            assert time.monotonic() < self.deadline, f"no line matching {pattern!r}"
-            line = self.process.stdout.readline()
-            assert line, f"horderun ended before {pattern!r}: {self.err()}"
-            self.lines.append(line)
+            line = self._next_line(f"line matching {pattern!r}")
+            assert line is not None, f"horderun ended before {pattern!r}: {self.err()}"
             match = re.search(pattern, line)
             if match:
                 return match
 
     def finish(self):
-        # read(), not communicate(): communicate() would skip what readline() buffered.
-        # A job that does not end fails on pytest's timeout.
-        self.lines += self.process.stdout.read().splitlines(keepends=True)
+        while self._next_line("end of horderun's output") is not None:
+            pass
         self.process.wait(timeout=max(1, self.deadline - time.monotonic()))
         assert_no_rank_left(str(self.pid_dir))
         return self.process.returncode
