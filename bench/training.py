@@ -104,12 +104,15 @@ def main():
     parser.add_argument("--model", default="resnet18",
                         help="a torchvision model name, or transformer")
     parser.add_argument("--image-size", type=int, default=64)
-    parser.add_argument("--sequence-length", type=int, default=64, help="transformer only")
-    parser.add_argument("--batch-size", type=int, default=16, help="per rank")
+    parser.add_argument("--sequence-length", type=int, default=32, help="transformer only")
+    parser.add_argument("--batch-size", type=int,
+                        help="per rank (default 16; the transformer 8: a full run of 16 x 64 "
+                             "tokens took over 15 minutes on 2 cores)")
     parser.add_argument("--steps", type=int, help="per timed batch (default 3, quick 2)")
     args = parser.parse_args()
     repetitions = 2 if args.quick else 7
     args.steps = args.steps or (2 if args.quick else 3)
+    args.batch_size = args.batch_size or (8 if args.model == "transformer" else 16)
     with session("training"):
         runners, horde_step, parameters = contenders(args)
         walls, cpus = interleave(runners, repetitions)
