@@ -70,7 +70,9 @@ void Autotuner::Record(int64_t bytes, Clock::time_point now) {
   }
   sample_bytes_ += bytes;
   const std::chrono::duration<double> elapsed = now - sample_start_;
-  if (elapsed < sample_length_) return;
+  // A window in which nothing was reduced (the application was busy elsewhere) measured
+  // nothing: it goes on until some bytes arrive, rather than scoring the candidate zero.
+  if (elapsed < sample_length_ || sample_bytes_ == 0) return;
   if (!warming_up_) FinishSample(static_cast<double>(sample_bytes_) / elapsed.count());
   warming_up_ = !warming_up_;
   sample_start_ = now;

@@ -25,9 +25,10 @@ struct TunableParameters {
 // Rank 0's online search for the parameters that reduce the most bytes per second
 // (HORDE_AUTOTUNE=1). It tries one parameter at a time over a few candidates (fusion
 // threshold, then cycle time, then the response cache on or off), keeping the best
-// value of each, then settles on the best set seen. Each sample spans
-// `seconds_per_sample` of rounds, after one warm-up sample that lets the change take
-// effect. Every sample is appended to the CSV log, if one is given.
+// value of each, then settles on the best set seen. Each sample spans at least
+// `seconds_per_sample` of rounds and lasts until it has seen some bytes, after one
+// warm-up sample that lets the change take effect. Every sample is appended to the CSV log, if one
+// is given.
 //
 // Only rank 0 measures; it sends its choice as a number (see choice()) in the round's
 // bit allreduce, so every rank applies the same parameters after the same round.

@@ -54,6 +54,30 @@ TEST(Autotuner, SearchesEachParameterSettlesOnTheBestAndLogsEverySample) {
   EXPECT_NE(last.find(",settled"), std::string::npos) << last;
 }
 
+TEST(Autotuner, AWindowThatReducedNothingIsNotScoredButExtended) {
+  const test::TempDir dir;
+  const std::string log = dir.File("autotune.csv");
+  Autotuner tuner({1 << 20, 1.0, true}, 0.2);
+  ASSERT_TRUE(tuner.OpenLog(log).ok());
+  auto now = Autotuner::Clock::time_point();
+  for (int i = 0; i < 10000 && !tuner.settled(); ++i) {
+    now += std::chrono::milliseconds(100);
+    // Every fifth round carries bytes: most 0.2 s windows see none at all.
+    tuner.Record(i % 5 == 0 ? 1000 : 0, now);
+  }
+  ASSERT_TRUE(tuner.settled());
+  std::ifstream in(log);
+  std::string line;
+  std::getline(in, line);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    const std::string rate = line.substr(0, line.rfind(','));
+    EXPECT_NE(rate.substr(rate.rfind(',') + 1), "0") << "a sample scored zero: " << line;
+  }
+  EXPECT_GT(rows, 0);
+}
+
 TEST(Autotuner, ChoicesDecodeAlikeOnEveryRank) {
   Autotuner rank0({1 << 20, 1.0, true}, 1.0);
   Autotuner rank1({1 << 20, 1.0, true}, 1.0);
