@@ -11,6 +11,8 @@
 namespace py = pybind11;
 using namespace horde;
 
+void BindGradientReducer(py::module_& m);  // gradient_reducer_module.cc
+
 namespace {
 
 // Local misuse becomes ValueError; everything else horde.common.exceptions'
@@ -139,4 +141,5 @@ PYBIND11_MODULE(_ops, m) {
   m.def("in_place_target_count", &torch_ops::InPlaceTargetCount);
   m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),
         py::call_guard<py::gil_scoped_release>());
+  BindGradientReducer(m);
 }

@@ -37,15 +37,16 @@ def test_bucket_views_train_exactly_like_the_copying_path(set_to_none):
     after = hvd.runtime_stats()
     for (name, a), b in zip(copied.named_parameters(), viewed.parameters()):
         assert torch.equal(a, b), name
-    buckets = optimizer._buckets.buckets
+    buckets = optimizer._reducer.buckets()
     assert len(buckets) > 1
     # One allreduce per bucket and step, nothing fused around them.
     assert after["allreduce_tensors"] - before["allreduce_tensors"] == 6 * len(buckets)
-    for bucket in buckets:
-        start = bucket.buffer.data_ptr()
-        end = start + bucket.buffer.numel() * bucket.buffer.element_size()
-        for p in bucket.params:
-            assert start <= p.grad.data_ptr() < end, "the gradient is a view into its bucket"
+    params = [p for p in viewed.parameters()]
+    for buffer, members in buckets:
+        start = buffer.data_ptr()
+        end = start + buffer.numel() * buffer.element_size()
+        for i in members:
+            assert start <= params[i].grad.data_ptr() < end, "the gradient is a view into its bucket"
 
 
 def test_zero_grad_zeros_the_buckets_and_keeps_the_views():
@@ -54,9 +55,15 @@ def test_zero_grad_zeros_the_buckets_and_keeps_the_views():
     for p in model.parameters():
         assert p.grad is not None and not p.grad.any()
     p0 = next(model.parameters())
-    p0.grad = torch.ones_like(p0)  # a user's replacement is copied back into the view
-    optimizer._buckets.attach(p0)
-    assert p0.grad.data_ptr() == optimizer._buckets.buckets[-1].views[p0].data_ptr()
+    # A user's replacement is copied back into the view when its gradient is ready.
+    p0.grad = torch.ones_like(p0)
+    x = torch.randn(8, 6)
+    (0 * model(x).sum()).backward()
+    optimizer.synchronize()
+    buffer, members = optimizer._reducer.buckets()[-1]
+    assert 0 in members, "backward fills the first parameter's bucket last"
+    start = buffer.data_ptr()
+    assert start <= p0.grad.data_ptr() < start + buffer.numel() * buffer.element_size()
     assert p0.grad.eq(1).all()
 
 

@@ -5,6 +5,7 @@ As in test_optimizer_equivalence.py, every rank draws the same global batch, tra
 its slice and rebuilds the single-process reference locally.
 """
 
+import json
 import warnings
 
 import pytest
@@ -343,23 +344,15 @@ def test_unused_parameter_in_a_partly_used_group():
         assert_same_weights(model, reference)
 
 
-def test_two_optimizers_with_groups_use_distinct_names(monkeypatch):
+def test_two_optimizers_with_groups_use_distinct_names(tmp_path):
     """Two DistributedOptimizers with groups (a GAN's generator and discriminator) may
     have reductions in flight together, so their groups' collective names must differ,
     as their parameters' names do. (Observed before: both name group 0 'grad.group.0', so
     backward through both models fails with "an operation named 'grad.group.0.0' is
     already in flight" -- or not, depending on timing: a hang risk across ranks.)
 
-    Records the names instead of racing the two optimizers, so the check is deterministic."""
-    import horde.torch.optimizer as optimizer_module
-    names = []
-    real = optimizer_module.grouped_allreduce_async_
-
-    def spy(tensors, *args, **kwargs):
-        names.append(kwargs.get("name"))
-        return real(tensors, *args, **kwargs)
-
-    monkeypatch.setattr(optimizer_module, "grouped_allreduce_async_", spy)
+    Reads the names from a timeline instead of racing the two optimizers, so the check is
+    deterministic."""
     generator, discriminator = Net(), Net()
     optimizers = [hvd.DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=0.1), num_groups=2,
@@ -367,15 +360,20 @@ def test_two_optimizers_with_groups_use_distinct_names(monkeypatch):
         for prefix, model in (("generator", generator), ("discriminator", discriminator))]
     x, y = global_batch(0)
     seen = []
-    for model, optimizer in zip((generator, discriminator), optimizers):
+    for i, (model, optimizer) in enumerate(zip((generator, discriminator), optimizers)):
+        path = hvd.broadcast_object(str(tmp_path / f"timeline{i}.json"), root_rank=0)
+        hvd.start_timeline(path)
         optimizer.zero_grad()
         F.mse_loss(model(rows_of(x, hvd.rank()), True), rows_of(y, hvd.rank())).backward()
         optimizer.step()  # one optimizer at a time: nothing is in flight together here
-        seen.append(set(names))
-        names.clear()
-    assert len(seen[0]) == 2 and len(seen[1]) == 2, (
-        f"the spy saw {seen}: update it if the optimizer no longer calls "
-        "horde.torch.optimizer.grouped_allreduce_async_")
+        hvd.stop_timeline()
+        if hvd.rank() == 0:
+            events = json.load(open(path))
+            seen.append({e["args"]["name"].rsplit(".", 1)[0] for e in events
+                         if e.get("name") == "thread_name" and ".group." in e["args"]["name"]})
+    if hvd.rank() != 0:
+        return  # only rank 0 records
+    assert len(seen[0]) == 2 and len(seen[1]) == 2, seen
     assert not seen[0] & seen[1], f"both optimizers use the group names {seen[0] & seen[1]}"
 
 

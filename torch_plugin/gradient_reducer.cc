@@ -1,0 +1,376 @@
+#include "torch_plugin/gradient_reducer.h"
+
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "core/api.h"
+#include "horde/error.h"
+#include "torch_plugin/torch_ops.h"
+
+namespace horde {
+namespace torch_ops {
+namespace {
+
+// Runs `on_accumulated` after a gradient accumulator has added this pass's gradient
+// into .grad.
+class AccumulatedHook : public ::torch::autograd::FunctionPostHook {
+ public:
+  explicit AccumulatedHook(std::function<void()> on_accumulated)
+      : on_accumulated_(std::move(on_accumulated)) {}
+  ::torch::autograd::variable_list operator()(
+      const ::torch::autograd::variable_list& outputs,
+      const ::torch::autograd::variable_list& /*inputs*/) override {
+    on_accumulated_();
+    return outputs;
+  }
+
+ private:
+  std::function<void()> on_accumulated_;
+};
+
+Error InvalidArgument(const std::string& message) {
+  return Error(Status::InvalidArgument("DistributedOptimizer: " + message));
+}
+
+}  // namespace
+
+GradientReducer::GradientReducer(std::vector<at::Tensor> params, std::vector<std::string> names,
+                                 GradientReducerOptions options)
+    : options_(std::move(options)) {
+  if (params.size() != names.size()) throw InvalidArgument("one name per parameter is needed");
+  if (options_.backward_passes_per_step < 1) {
+    throw InvalidArgument("backward_passes_per_step must be at least 1, got " +
+                          std::to_string(options_.backward_passes_per_step));
+  }
+  slots_.resize(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    slots_[i].param = params[i];
+    slots_[i].name = names[i];
+    slots_[i].passes_left = options_.backward_passes_per_step;
+  }
+  if (options_.gradient_predivide_factor != 1.0) {
+    if (options_.op != ReduceOp::kAverage) {
+      throw Error(Status::InvalidArgument("gradient_predivide_factor needs op=Average"));
+    }
+    // Average splits its 1/size between a pre-scale and the post-scale.
+    prescale_ = 1.0 / options_.gradient_predivide_factor;
+    postscale_ = options_.gradient_predivide_factor;
+  }
+  MakeGroups();
+  if (options_.bucket_cap_bytes > 0) {
+    if (options_.compressor || !groups_.empty()) {
+      throw Error(Status::InvalidArgument(
+          "gradient_as_bucket_view reduces gradients in place in their buckets: it cannot be "
+          "combined with compression or groups"));
+    }
+    if (!slots_.empty()) {
+      buckets_ = std::make_unique<GradientBuckets>(params, names, options_.bucket_cap_bytes);
+    }
+  }
+  RegisterHooks();
+}
+
+GradientReducer::~GradientReducer() {
+  for (size_t i = 0; i < accumulators_.size(); ++i) {
+    accumulators_[i]->del_post_hook(hook_keys_[i]);
+  }
+}
+
+void GradientReducer::MakeGroups() {
+  std::vector<std::vector<size_t>> groups = options_.groups;
+  if (!groups.empty() && options_.num_groups > 0) {
+    throw Error(Status::InvalidArgument("give either groups or num_groups, not both"));
+  }
+  if (groups.empty() && options_.num_groups > 0 && !slots_.empty()) {
+    // Bounds rounded half to even, as Horovod's Python computes them.
+    const size_t n = slots_.size();
+    const size_t count = std::min<size_t>(options_.num_groups, n);
+    auto bound = [&](size_t k) { return static_cast<size_t>(std::nearbyint(1.0 * k * n / count)); };
+    for (size_t k = 0; k < count; ++k) {
+      groups.emplace_back();
+      for (size_t i = bound(k); i < bound(k + 1); ++i) groups.back().push_back(i);
+    }
+  }
+  for (const std::vector<size_t>& members : groups) {
+    if (members.empty()) throw InvalidArgument("a group of parameters is empty");
+    for (size_t i : members) {
+      if (i >= slots_.size() || slots_[i].group >= 0) {
+        throw InvalidArgument("a parameter is in more than one group, or is not trainable");
+      }
+      slots_[i].group = static_cast<int>(groups_.size());
+    }
+    groups_.push_back(Group{members, {}});
+  }
+}
+
+void GradientReducer::RegisterHooks() {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    // The accumulator is held here: the parameter keeps only a weak reference, and a
+    // new one (without the hook) would replace it once the graph is gone.
+    std::shared_ptr<::torch::autograd::Node> accumulator =
+        ::torch::autograd::impl::grad_accumulator(slots_[i].param);
+    if (!accumulator) {
+      throw InvalidArgument("parameter '" + slots_[i].name +
+                            "' has no gradient accumulator (is it a leaf that requires grad?)");
+    }
+    hook_keys_.push_back(accumulator->add_post_hook(
+        std::make_unique<AccumulatedHook>([this, i] { OnGradientAccumulated(i); })));
+    accumulators_.push_back(std::move(accumulator));
+  }
+}
+
+void GradientReducer::OnGradientAccumulated(size_t i) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[i];
+  backward_seen_ = true;
+  if (slot.passes_left <= 0) {
+    const std::string message =
+        "Gradients were computed more than backward_passes_per_step times before call to "
+        "step(). Increase backward_passes_per_step to accumulate gradients locally.";
+    if (options_.raise_extra_backward_pass) options_.raise_extra_backward_pass(message);
+    throw InvalidArgument(message + " (parameter '" + slot.name + "')");
+  }
+  if (--slot.passes_left > 0) return;
+  try {
+    Start(i);
+  } catch (...) {
+    // Raised by Synchronize() once the reductions that did start are done, not from
+    // inside backward, so the step can be cleaned up like any failed step.
+    if (!submit_error_) submit_error_ = std::current_exception();
+  }
+}
+
+void GradientReducer::Start(size_t i) {
+  Slot& slot = slots_[i];
+  slot.started = true;
+  const GradientReducerOptions& o = options_;
+  if (buckets_) {
+    if (GradientBuckets::Bucket* bucket = buckets_->MarkReady(i)) {
+      bucket_handles_.push_back(AllreduceInPlaceAsync(bucket->buffer, bucket->name, o.op,
+                                                      prescale_, postscale_, o.process_set));
+    }
+    return;
+  }
+  c10::NoGradGuard no_grad;
+  if (!slot.param.grad().defined()) {
+    // Unused in this step on this rank: reduce zeros so that no rank waits for it.
+    slot.param.mutable_grad() = ZeroGradient(i, slot.group < 0 && !o.sparse_as_dense);
+  }
+  const at::Tensor& grad = slot.param.grad();
+  // A group is reduced as one dense unit, so its sparse members are densified too.
+  if (grad.is_sparse() && (o.sparse_as_dense || slot.group >= 0)) {
+    slot.densified = static_cast<int>(grad.sparse_dim());
+    slot.param.mutable_grad() = grad.to_dense();
+  }
+  if (slot.param.grad().is_sparse()) {
+    if (o.op != ReduceOp::kSum && o.op != ReduceOp::kAverage) {
+      throw Error(Status::InvalidArgument(
+          "sparse tensors can only be reduced with Sum or Average"));
+    }
+    const at::Tensor sparse = slot.param.grad().coalesce();
+    slot.sparse = true;
+    slot.sent = sparse;
+    // Allgather concatenates along the first dimension: indices go as [nnz, ndim].
+    slot.handle = AllgatherAsync(sparse.indices().t().contiguous(), slot.name + ".indices",
+                                 o.process_set);
+    slot.values_handle = AllgatherAsync(sparse.values(), slot.name + ".values", o.process_set);
+    return;
+  }
+  if (slot.group >= 0) {
+    Group& group = groups_[slot.group];
+    group.ready.push_back(i);
+    if (group.ready.size() == group.members.size()) StartGroup(slot.group);
+    return;
+  }
+  slot.sent = o.compressor ? o.compressor->Compress(i, slot.param.grad()) : slot.param.grad();
+  slot.handle = AllreduceInPlaceAsync(slot.sent, slot.name, o.op, prescale_, postscale_,
+                                      o.process_set);
+}
+
+void GradientReducer::StartGroup(size_t g) {
+  Group& group = groups_[g];
+  const GradientReducerOptions& o = options_;
+  std::vector<at::Tensor> sent;
+  for (size_t i : group.members) {
+    Slot& slot = slots_[i];
+    slot.sent = o.compressor ? o.compressor->Compress(i, slot.param.grad()) : slot.param.grad();
+    sent.push_back(slot.sent);
+  }
+  // Named after its first parameter, so two optimizers' groups never collide.
+  const std::vector<HandleId> handles =
+      GroupedAllreduceInPlaceAsync(sent, slots_[group.members.front()].name + ".group", o.op,
+                                   prescale_, postscale_, o.process_set);
+  for (size_t k = 0; k < group.members.size(); ++k) slots_[group.members[k]].handle = handles[k];
+  group.ready.clear();
+}
+
+at::Tensor GradientReducer::ZeroGradient(size_t i, bool sparse) const {
+  const at::Tensor& p = slots_[i].param;
+  const int sparse_dim = sparse ? std::max(slots_[i].layout, 0) : 0;
+  if (sparse_dim == 0) return at::zeros_like(p);
+  std::vector<int64_t> value_shape{0};
+  for (int64_t d = sparse_dim; d < p.dim(); ++d) value_shape.push_back(p.size(d));
+  return at::sparse_coo_tensor(at::zeros({sparse_dim, 0}, p.options().dtype(at::kLong)),
+                               at::zeros(value_shape, p.options()), p.sizes());
+}
+
+void GradientReducer::AgreeOnLayouts() {
+  // Which gradients any rank has seen sparse (and their sparse_dim) or dense, so that a
+  // rank without a gradient reduces zeros the same way as the others.
+  at::Tensor seen = at::zeros({static_cast<int64_t>(slots_.size()), 2});
+  auto marks = seen.accessor<float, 2>();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const at::Tensor& grad = slots_[i].param.grad();
+    if (!grad.defined()) continue;
+    if (grad.is_sparse()) {
+      marks[i][1] = static_cast<float>(grad.sparse_dim());
+    } else {
+      marks[i][0] = 1;
+    }
+  }
+  torch_ops::Synchronize(AllreduceInPlaceAsync(seen, "horde.optimizer.gradient_layouts",
+                                               ReduceOp::kMax, 1.0, 1.0, options_.process_set));
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (marks[i][1] > 0) {
+      slots_[i].layout = static_cast<int>(marks[i][1]);
+    } else if (marks[i][0] > 0) {
+      slots_[i].layout = 0;
+    }
+  }
+}
+
+void GradientReducer::Synchronize() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::exception_ptr error = submit_error_;
+  try {
+    if (buckets_) {
+      SynchronizeBuckets(&error);
+    } else {
+      SynchronizeGradients(&error);
+    }
+  } catch (...) {
+    if (!error) error = std::current_exception();
+  }
+  NewStep();
+  if (error) std::rethrow_exception(error);
+}
+
+void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
+  try {
+    bool known = true;
+    for (const Slot& slot : slots_) known = known && slot.layout >= 0;
+    if (!known) AgreeOnLayouts();
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (!slots_[i].started) Start(i);
+    }
+  } catch (...) {
+    // Raised once every started reduction is done.
+    if (!*error) *error = std::current_exception();
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].handle < 0) continue;
+    try {
+      WriteBack(slots_[i], i);
+    } catch (...) {
+      if (!*error) *error = std::current_exception();
+    }
+  }
+}
+
+void GradientReducer::SynchronizeBuckets(std::exception_ptr* error) {
+  // Buckets are reduced in place: their views already are the gradients.
+  try {
+    for (size_t i : buckets_->Waiting()) Start(i);
+  } catch (...) {
+    if (!*error) *error = std::current_exception();
+  }
+  for (HandleId handle : bucket_handles_) {
+    try {
+      torch_ops::Synchronize(handle);
+    } catch (...) {
+      if (!*error) *error = std::current_exception();
+    }
+  }
+}
+
+void GradientReducer::WriteBack(Slot& slot, size_t i) {
+  c10::NoGradGuard no_grad;
+  if (slot.sparse) {
+    at::Tensor indices, values;
+    const HandleId values_handle = std::exchange(slot.values_handle, -1);
+    try {
+      indices = torch_ops::Synchronize(std::exchange(slot.handle, -1));
+    } catch (...) {
+      // Waited for even when the indices failed, so no handle is left behind.
+      Release(values_handle);
+      throw;
+    }
+    values = torch_ops::Synchronize(values_handle);
+    if (options_.op == ReduceOp::kAverage) values = values / SetSize();
+    slot.param.mutable_grad() = at::sparse_coo_tensor(indices.t(), values, slot.sent.sizes());
+    return;
+  }
+  at::Tensor output = torch_ops::Synchronize(std::exchange(slot.handle, -1));
+  if (options_.compressor) output = options_.compressor->Decompress(i, output, slot.param.grad());
+  const int sparse_dim = slot.densified ? slot.densified : std::max(slot.layout, 0);
+  if (sparse_dim) {
+    slot.param.mutable_grad() = output.to_sparse(sparse_dim);
+  } else if (!output.is_same(slot.param.grad())) {
+    slot.param.grad().copy_(output);
+  }
+}
+
+void GradientReducer::NewStep() {
+  submit_error_ = nullptr;
+  backward_seen_ = false;
+  for (Slot& slot : slots_) {
+    // A handle left here (its write-back never ran) is dropped with its operation.
+    if (slot.handle >= 0) Release(std::exchange(slot.handle, -1));
+    if (slot.values_handle >= 0) Release(std::exchange(slot.values_handle, -1));
+    slot.passes_left = options_.backward_passes_per_step;
+    slot.started = false;
+    slot.densified = 0;
+    slot.sparse = false;
+    slot.sent = at::Tensor();
+  }
+  for (Group& group : groups_) group.ready.clear();
+  for (HandleId handle : bucket_handles_) Release(handle);
+  bucket_handles_.clear();
+  if (buckets_) buckets_->NewStep();
+}
+
+bool GradientReducer::HasPendingWork() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Slot& slot : slots_) {
+    if (slot.started) return true;
+  }
+  return submit_error_ != nullptr;
+}
+
+bool GradientReducer::BackwardSeen() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return backward_seen_;
+}
+
+bool GradientReducer::ZeroBuckets() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!buckets_) return false;
+  buckets_->Zero();
+  return true;
+}
+
+int64_t GradientReducer::SetSize() const {
+  std::shared_ptr<Runtime> runtime;
+  std::vector<int> ranks;
+  ThrowIfError(FindProcessSet(options_.process_set, &runtime, &ranks));
+  return static_cast<int64_t>(ranks.size());
+}
+
+}  // namespace torch_ops
+}  // namespace horde

@@ -1,0 +1,133 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "horde/data_type.h"
+#include "torch_plugin/gradient_buckets.h"
+#include "torch_plugin/gradient_compressor.h"
+#include "torch_plugin/handle_table.h"
+
+namespace torch {
+namespace autograd {
+struct Node;
+}  // namespace autograd
+}  // namespace torch
+
+namespace horde {
+namespace torch_ops {
+
+struct GradientReducerOptions {
+  ReduceOp op = ReduceOp::kAverage;
+  // With Average: divide by this before the sum and by size()/factor after it.
+  double gradient_predivide_factor = 1.0;
+  // Local backward passes (gradients accumulate in .grad) per reduction.
+  int backward_passes_per_step = 1;
+  int32_t process_set = 0;
+  // Parameters (indices) reduced as one unit each, negotiated and fused together...
+  std::vector<std::vector<size_t>> groups;
+  // ...or, without `groups`, this many contiguous, nearly equal slices of them.
+  int num_groups = 0;
+  // Sparse gradients are reduced as dense tensors instead of by allgather.
+  bool sparse_as_dense = false;
+  // Above 0: gradients are views into flat buckets of up to this many bytes, each
+  // reduced in place by one allreduce (see GradientBuckets). Not with groups or
+  // compression.
+  int64_t bucket_cap_bytes = 0;
+  std::shared_ptr<GradientCompressor> compressor;  // null: gradients travel as they are
+  // Raised from backward when a gradient arrives more than backward_passes_per_step
+  // times in a step (Python raises Horovod's AssertionError). Default: horde::Error.
+  std::function<void(const std::string& message)> raise_extra_backward_pass;
+};
+
+// The gradient path of DistributedOptimizer, one implementation for Python and C++: a
+// C++ post-hook on each parameter's gradient accumulator fires once backward has
+// accumulated its gradient and, on the step's last backward pass, starts its reduction
+// (alone, as the last ready member of its group, or of its bucket), so communication
+// overlaps the rest of backward without entering Python. Synchronize() waits for all of
+// them and writes the results into the gradients.
+//
+// A parameter whose gradient did not appear on this rank (unused in this step) is
+// reduced at Synchronize() as zeros, in the layout (dense or sparse) other ranks use,
+// so that no rank waits for it. Sparse gradients are allgathered (indices and values)
+// and written back sparse.
+//
+// Neither copyable nor movable: the hooks refer to it. Destroying it removes them.
+class GradientReducer {
+ public:
+  // params: the trainable parameters; names[i]: params[i]'s reduction's name, the same
+  // on every rank. Throws horde::Error (kInvalidArgument) for inconsistent options.
+  GradientReducer(std::vector<at::Tensor> params, std::vector<std::string> names,
+                  GradientReducerOptions options);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Starts what no hook started, waits for every reduction (even after one failed) and
+  // writes the results into .grad; then throws the first error, if any. Either way the
+  // next backward pass starts a fresh step.
+  void Synchronize();
+  // Whether reductions of this step have started (Horovod refuses zero_grad() then).
+  bool HasPendingWork();
+  // Whether a gradient has arrived since the last Synchronize().
+  bool BackwardSeen();
+  // With buckets: zeros them, the gradients staying their views, and returns true.
+  bool ZeroBuckets();
+  // Null without bucket views.
+  const GradientBuckets* buckets() const { return buckets_.get(); }
+
+ private:
+  struct Slot {
+    at::Tensor param;
+    std::string name;
+    int group = -1;      // index into groups_, or -1
+    int passes_left = 0;  // backward passes still to come in this step
+    bool started = false;
+    int layout = -1;     // as every rank agreed: 0 dense, k > 0 sparse_dim k, -1 unknown
+    int densified = 0;   // sparse_dim of a sparse gradient reduced dense in this step
+    at::Tensor sent;     // what is being reduced in place: .grad or its compressed form
+    HandleId handle = -1;
+    HandleId values_handle = -1;  // a sparse gradient's: `handle` gathers its indices
+    bool sparse = false;
+  };
+  struct Group {
+    std::vector<size_t> members;
+    std::vector<size_t> ready;
+  };
+
+  void RegisterHooks();
+  void OnGradientAccumulated(size_t i);
+  void Start(size_t i);
+  void StartGroup(size_t g);
+  at::Tensor ZeroGradient(size_t i, bool sparse) const;
+  void AgreeOnLayouts();
+  void SynchronizeGradients(std::exception_ptr* error);
+  void SynchronizeBuckets(std::exception_ptr* error);
+  void WriteBack(Slot& slot, size_t i);
+  void NewStep();
+  int64_t SetSize() const;
+  void MakeGroups();
+
+  std::vector<Slot> slots_;
+  std::vector<Group> groups_;
+  const GradientReducerOptions options_;
+  double prescale_ = 1.0;
+  double postscale_ = 1.0;
+  std::unique_ptr<GradientBuckets> buckets_;
+  std::vector<HandleId> bucket_handles_;
+  std::vector<std::shared_ptr<::torch::autograd::Node>> accumulators_;
+  std::vector<uintptr_t> hook_keys_;
+  std::mutex mu_;  // hooks may run on autograd's device threads
+  std::exception_ptr submit_error_;  // the first failed submission of this step
+  bool backward_seen_ = false;
+};
+
+}  // namespace torch_ops
+}  // namespace horde
