@@ -35,7 +35,9 @@ constexpr double kTolerance = 1e-5;
 // Trains the same initial model on `size` ranks (each on its slice of every global batch,
 // in `passes` backward passes per step) and in one process on the whole batch; returns
 // the largest difference between the two models' parameters.
-double MaxDeviationFromSingleProcess(const MakeOptimizer& make, int passes) {
+double MaxDeviationFromSingleProcess(const MakeOptimizer& make,
+                                     const horde::torch::DistributedOptimizerOptions& options) {
+  const int passes = options.backward_passes_per_step;
   const int rank = horde::rank();
   const int64_t global_batch = kRankBatch * horde::size();
   torch::manual_seed(1);
@@ -47,7 +49,7 @@ double MaxDeviationFromSingleProcess(const MakeOptimizer& make, int passes) {
   Net single;
 
   auto wrapped = make(distributed->parameters());
-  DistributedOptimizer optimizer(*wrapped, distributed->named_parameters(), passes);
+  DistributedOptimizer optimizer(*wrapped, distributed->named_parameters(), options);
   auto reference = make(single->parameters());
   const int64_t micro_batch = kRankBatch / passes;
   for (int step = 0; step < kSteps; ++step) {
@@ -74,6 +76,12 @@ double MaxDeviationFromSingleProcess(const MakeOptimizer& make, int passes) {
   return deviation;
 }
 
+double MaxDeviationFromSingleProcess(const MakeOptimizer& make, int passes) {
+  horde::torch::DistributedOptimizerOptions options;
+  options.backward_passes_per_step = passes;
+  return MaxDeviationFromSingleProcess(make, options);
+}
+
 std::unique_ptr<torch::optim::Optimizer> Sgd(std::vector<torch::Tensor> params) {
   return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(0.1).momentum(0.9));
 }
@@ -93,6 +101,68 @@ TEST(DistributedOptimizer, AdamMatchesSingleProcessOnTheGlobalBatch) {
 TEST(DistributedOptimizer, TwoBackwardPassesPerStepMatchSingleProcess) {
   EXPECT_LT(MaxDeviationFromSingleProcess(Sgd, 2), kTolerance);
   EXPECT_LT(MaxDeviationFromSingleProcess(Adam, 2), kTolerance);
+}
+
+TEST(DistributedOptimizer, GroupsMatchSingleProcess) {
+  horde::torch::DistributedOptimizerOptions options;
+  options.groups = {{"fc1.weight", "fc2.weight"}, {"fc1.bias", "fc2.bias"}};
+  EXPECT_LT(MaxDeviationFromSingleProcess(Sgd, options), kTolerance);
+  options.groups.clear();
+  options.num_groups = 3;
+  EXPECT_LT(MaxDeviationFromSingleProcess(Adam, options), kTolerance);
+}
+
+TEST(DistributedOptimizer, BucketViewsMatchSingleProcess) {
+  horde::torch::DistributedOptimizerOptions options;
+  options.gradient_as_bucket_view = true;
+  options.bucket_cap_mb = 1e-4;  // about 100 bytes: several buckets
+  options.backward_passes_per_step = 2;
+  EXPECT_LT(MaxDeviationFromSingleProcess(Sgd, options), kTolerance);
+}
+
+TEST(DistributedOptimizer, Fp16CompressionStaysCloseToSingleProcess) {
+  horde::torch::DistributedOptimizerOptions options;
+  options.compression = horde::torch::Compression::kFp16;
+  EXPECT_LT(MaxDeviationFromSingleProcess(Sgd, options), 1e-2);
+}
+
+// An embedding with sparse gradients: rank r looks up row r and row 9; the reduced
+// gradient stays sparse and holds the average of every rank's.
+TEST(DistributedOptimizer, SparseGradientsAreAllgatheredAndStaySparse) {
+  torch::nn::Embedding embedding(torch::nn::EmbeddingOptions(10, 3).sparse(true));
+  torch::optim::SGD sgd(embedding->parameters(), 0.1);
+  DistributedOptimizer optimizer(sgd, embedding->named_parameters());
+  const int rank = horde::rank();
+  embedding->forward(torch::tensor({static_cast<int64_t>(rank), int64_t{9}})).sum().backward();
+  optimizer.synchronize();
+  const torch::Tensor grad = embedding->weight.grad();
+  ASSERT_TRUE(grad.is_sparse());
+  torch::Tensor expected = torch::zeros({10, 3});
+  const double size = horde::size();
+  for (int r = 0; r < horde::size(); ++r) expected[r] += 1 / size;
+  expected[9] += 1;
+  EXPECT_TRUE(grad.to_dense().allclose(expected)) << grad.to_dense();
+  optimizer.step();
+  EXPECT_TRUE(horde_test::SameOnAllRanks(embedding->weight.detach()));
+}
+
+TEST(DistributedOptimizer, InconsistentOptionsThrow) {
+  Net net;
+  torch::optim::SGD sgd(net->parameters(), 0.1);
+  horde::torch::DistributedOptimizerOptions options;
+  options.gradient_as_bucket_view = true;
+  options.num_groups = 2;
+  EXPECT_EQ(ErrorOf([&] { DistributedOptimizer o(sgd, net->named_parameters(), options); }).code(),
+            StatusCode::kInvalidArgument);
+  options = {};
+  options.groups = {{"fc1.weight", "no.such.parameter"}};
+  EXPECT_EQ(ErrorOf([&] { DistributedOptimizer o(sgd, net->named_parameters(), options); }).code(),
+            StatusCode::kInvalidArgument);
+  options = {};
+  options.op = horde::Sum;
+  options.gradient_predivide_factor = 2;
+  EXPECT_EQ(ErrorOf([&] { DistributedOptimizer o(sgd, net->named_parameters(), options); }).code(),
+            StatusCode::kInvalidArgument);
 }
 
 // A parameter that only rank 0 uses, and one that no rank uses, must not make any rank
