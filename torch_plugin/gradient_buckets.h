@@ -49,7 +49,7 @@ class GradientBuckets {
   std::vector<at::Tensor> params_;
   std::vector<Bucket> buckets_;
   std::vector<std::pair<size_t, size_t>> place_;  // per parameter: bucket, position in it
-  std::vector<bool> ready_;                      // per parameter, this step
+  std::vector<bool> ready_;                       // per parameter, this step
 };
 
 }  // namespace torch_ops

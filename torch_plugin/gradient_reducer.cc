@@ -152,8 +152,8 @@ void GradientReducer::Start(size_t i) {
   const GradientReducerOptions& o = options_;
   if (buckets_) {
     if (GradientBuckets::Bucket* bucket = buckets_->MarkReady(i)) {
-      bucket_handles_.push_back(AllreduceInPlaceAsync(bucket->buffer, bucket->name, o.op,
-                                                      prescale_, postscale_, o.process_set));
+      bucket_handles_.push_back(AllreduceInPlaceAsync(bucket->buffer, bucket->name, o.op, prescale_,
+                                                      postscale_, o.process_set));
     }
     return;
   }
@@ -170,8 +170,8 @@ void GradientReducer::Start(size_t i) {
   }
   if (slot.param.grad().is_sparse()) {
     if (o.op != ReduceOp::kSum && o.op != ReduceOp::kAverage) {
-      throw Error(Status::InvalidArgument(
-          "sparse tensors can only be reduced with Sum or Average"));
+      throw Error(
+          Status::InvalidArgument("sparse tensors can only be reduced with Sum or Average"));
     }
     const at::Tensor sparse = slot.param.grad().coalesce();
     slot.sparse = true;
@@ -203,9 +203,9 @@ void GradientReducer::StartGroup(size_t g) {
     sent.push_back(slot.sent);
   }
   // Named after its first parameter, so two optimizers' groups never collide.
-  const std::vector<HandleId> handles =
-      GroupedAllreduceInPlaceAsync(sent, slots_[group.members.front()].name + ".group", o.op,
-                                   prescale_, postscale_, o.process_set);
+  const std::vector<HandleId> handles = GroupedAllreduceInPlaceAsync(
+      sent, slots_[group.members.front()].name + ".group", o.op, prescale_, postscale_,
+      o.process_set);
   for (size_t k = 0; k < group.members.size(); ++k) slots_[group.members[k]].handle = handles[k];
   group.ready.clear();
 }

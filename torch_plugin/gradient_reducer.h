@@ -87,12 +87,12 @@ class GradientReducer {
   struct Slot {
     at::Tensor param;
     std::string name;
-    int group = -1;      // index into groups_, or -1
+    int group = -1;       // index into groups_, or -1
     int passes_left = 0;  // backward passes still to come in this step
     bool started = false;
-    int layout = -1;     // as every rank agreed: 0 dense, k > 0 sparse_dim k, -1 unknown
-    int densified = 0;   // sparse_dim of a sparse gradient reduced dense in this step
-    at::Tensor sent;     // what is being reduced in place: .grad or its compressed form
+    int layout = -1;    // as every rank agreed: 0 dense, k > 0 sparse_dim k, -1 unknown
+    int densified = 0;  // sparse_dim of a sparse gradient reduced dense in this step
+    at::Tensor sent;    // what is being reduced in place: .grad or its compressed form
     HandleId handle = -1;
     HandleId values_handle = -1;  // a sparse gradient's: `handle` gathers its indices
     bool sparse = false;
@@ -124,7 +124,7 @@ class GradientReducer {
   std::vector<HandleId> bucket_handles_;
   std::vector<std::shared_ptr<::torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hook_keys_;
-  std::mutex mu_;  // hooks may run on autograd's device threads
+  std::mutex mu_;                    // hooks may run on autograd's device threads
   std::exception_ptr submit_error_;  // the first failed submission of this step
   bool backward_seen_ = false;
 };
