@@ -46,7 +46,7 @@ def test_bucket_views_train_exactly_like_the_copying_path(set_to_none):
         start = buffer.data_ptr()
         end = start + buffer.numel() * buffer.element_size()
         for i in members:
-            assert start <= params[i].grad.data_ptr() < end, "the gradient is a view into its bucket"
+            assert start <= params[i].grad.data_ptr() < end, "a gradient is a view into its bucket"
 
 
 def test_zero_grad_zeros_the_buckets_and_keeps_the_views():
