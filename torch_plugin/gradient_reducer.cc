@@ -11,6 +11,7 @@
 
 #include "core/api.h"
 #include "horde/error.h"
+#include "torch_plugin/counted_allreduce.h"
 #include "torch_plugin/torch_ops.h"
 
 namespace horde {
@@ -152,8 +153,9 @@ void GradientReducer::Start(size_t i) {
   const GradientReducerOptions& o = options_;
   if (buckets_) {
     if (GradientBuckets::Bucket* bucket = buckets_->MarkReady(i)) {
-      bucket_handles_.push_back(AllreduceInPlaceAsync(bucket->buffer, bucket->name, o.op, prescale_,
-                                                      postscale_, o.process_set));
+      const size_t tag = slots_.size() + (bucket - buckets_->buckets().data());
+      AllreduceInPlaceCounted({bucket->buffer}, {bucket->name}, "", {tag}, o.op, prescale_,
+                              postscale_, o.process_set, done_);
     }
     return;
   }
@@ -168,20 +170,7 @@ void GradientReducer::Start(size_t i) {
     slot.densified = static_cast<int>(grad.sparse_dim());
     slot.param.mutable_grad() = grad.to_dense();
   }
-  if (slot.param.grad().is_sparse()) {
-    if (o.op != ReduceOp::kSum && o.op != ReduceOp::kAverage) {
-      throw Error(
-          Status::InvalidArgument("sparse tensors can only be reduced with Sum or Average"));
-    }
-    const at::Tensor sparse = slot.param.grad().coalesce();
-    slot.sparse = true;
-    slot.sent = sparse;
-    // Allgather concatenates along the first dimension: indices go as [nnz, ndim].
-    slot.handle = AllgatherAsync(sparse.indices().t().contiguous(), slot.name + ".indices",
-                                 o.process_set);
-    slot.values_handle = AllgatherAsync(sparse.values(), slot.name + ".values", o.process_set);
-    return;
-  }
+  if (slot.param.grad().is_sparse()) return StartSparse(i);
   if (slot.group >= 0) {
     Group& group = groups_[slot.group];
     group.ready.push_back(i);
@@ -189,8 +178,41 @@ void GradientReducer::Start(size_t i) {
     return;
   }
   slot.sent = o.compressor ? o.compressor->Compress(i, slot.param.grad()) : slot.param.grad();
-  slot.handle = AllreduceInPlaceAsync(slot.sent, slot.name, o.op, prescale_, postscale_,
-                                      o.process_set);
+  if (batching_) {
+    batch_.push_back(i);
+  } else {
+    Submit({i});
+  }
+}
+
+void GradientReducer::StartSparse(size_t i) {
+  Slot& slot = slots_[i];
+  const GradientReducerOptions& o = options_;
+  if (o.op != ReduceOp::kSum && o.op != ReduceOp::kAverage) {
+    throw Error(Status::InvalidArgument("sparse tensors can only be reduced with Sum or Average"));
+  }
+  const at::Tensor sparse = slot.param.grad().coalesce();
+  slot.sent = sparse;
+  // Allgather concatenates along the first dimension: indices go as [nnz, ndim].
+  slot.indices_handle =
+      AllgatherAsync(sparse.indices().t().contiguous(), slot.name + ".indices", o.process_set);
+  slot.values_handle = AllgatherAsync(sparse.values(), slot.name + ".values", o.process_set);
+}
+
+void GradientReducer::Submit(const std::vector<size_t>& slots) {
+  if (slots.empty()) return;
+  std::vector<at::Tensor> tensors;
+  std::vector<std::string> names;
+  for (size_t i : slots) {
+    Slot& slot = slots_[i];
+    // The allreduce works in place on contiguous memory; WriteBack copies a copy back.
+    if (!slot.sent.is_contiguous()) slot.sent = slot.sent.contiguous();
+    tensors.push_back(slot.sent);
+    names.push_back(slot.name);
+  }
+  AllreduceInPlaceCounted(tensors, names, "", slots, options_.op, prescale_, postscale_,
+                          options_.process_set, done_);
+  for (size_t i : slots) slots_[i].counted = true;
 }
 
 void GradientReducer::StartGroup(size_t g) {
@@ -200,14 +222,14 @@ void GradientReducer::StartGroup(size_t g) {
   for (size_t i : group.members) {
     Slot& slot = slots_[i];
     slot.sent = o.compressor ? o.compressor->Compress(i, slot.param.grad()) : slot.param.grad();
+    if (!slot.sent.is_contiguous()) slot.sent = slot.sent.contiguous();
     sent.push_back(slot.sent);
   }
-  // Named after its first parameter, so two optimizers' groups never collide.
-  const std::vector<HandleId> handles = GroupedAllreduceInPlaceAsync(
-      sent, slots_[group.members.front()].name + ".group", o.op, prescale_, postscale_,
-      o.process_set);
-  for (size_t k = 0; k < group.members.size(); ++k) slots_[group.members[k]].handle = handles[k];
   group.ready.clear();
+  // Named after its first parameter, so two optimizers' groups never collide.
+  AllreduceInPlaceCounted(sent, {}, slots_[group.members.front()].name + ".group",
+                          group.members, o.op, prescale_, postscale_, o.process_set, done_);
+  for (size_t i : group.members) slots_[i].counted = true;
 }
 
 at::Tensor GradientReducer::ZeroGradient(size_t i, bool sparse) const {
@@ -266,17 +288,33 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
     bool known = true;
     for (const Slot& slot : slots_) known = known && slot.layout >= 0;
     if (!known) AgreeOnLayouts();
+    batching_ = true;
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (!slots_[i].started) Start(i);
     }
+    batching_ = false;
+    Submit(batch_);
   } catch (...) {
     // Raised once every started reduction is done.
     if (!*error) *error = std::current_exception();
   }
+  batching_ = false;
+  batch_.clear();
+  std::vector<size_t> failed;
+  const Status status = done_->Wait(&failed);
+  if (!status.ok() && !*error) *error = std::make_exception_ptr(Error(status));
+  for (size_t i : failed) {
+    if (i < slots_.size()) slots_[i].counted = false;
+  }
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].handle < 0) continue;
+    Slot& slot = slots_[i];
+    if (!slot.counted && slot.indices_handle < 0) continue;
     try {
-      WriteBack(slots_[i], i);
+      if (slot.indices_handle >= 0) {
+        WriteBackSparse(slot);
+      } else {
+        WriteBack(slot, i);
+      }
     } catch (...) {
       if (!*error) *error = std::current_exception();
     }
@@ -290,33 +328,29 @@ void GradientReducer::SynchronizeBuckets(std::exception_ptr* error) {
   } catch (...) {
     if (!*error) *error = std::current_exception();
   }
-  for (HandleId handle : bucket_handles_) {
-    try {
-      torch_ops::Synchronize(handle);
-    } catch (...) {
-      if (!*error) *error = std::current_exception();
-    }
+  const Status status = done_->Wait(nullptr);
+  if (!status.ok() && !*error) *error = std::make_exception_ptr(Error(status));
+}
+
+void GradientReducer::WriteBackSparse(Slot& slot) {
+  c10::NoGradGuard no_grad;
+  at::Tensor indices;
+  const HandleId values_handle = std::exchange(slot.values_handle, -1);
+  try {
+    indices = torch_ops::Synchronize(std::exchange(slot.indices_handle, -1));
+  } catch (...) {
+    // Released even when the indices failed, so no handle is left behind.
+    Release(values_handle);
+    throw;
   }
+  at::Tensor values = torch_ops::Synchronize(values_handle);
+  if (options_.op == ReduceOp::kAverage) values = values / SetSize();
+  slot.param.mutable_grad() = at::sparse_coo_tensor(indices.t(), values, slot.sent.sizes());
 }
 
 void GradientReducer::WriteBack(Slot& slot, size_t i) {
   c10::NoGradGuard no_grad;
-  if (slot.sparse) {
-    at::Tensor indices, values;
-    const HandleId values_handle = std::exchange(slot.values_handle, -1);
-    try {
-      indices = torch_ops::Synchronize(std::exchange(slot.handle, -1));
-    } catch (...) {
-      // Waited for even when the indices failed, so no handle is left behind.
-      Release(values_handle);
-      throw;
-    }
-    values = torch_ops::Synchronize(values_handle);
-    if (options_.op == ReduceOp::kAverage) values = values / SetSize();
-    slot.param.mutable_grad() = at::sparse_coo_tensor(indices.t(), values, slot.sent.sizes());
-    return;
-  }
-  at::Tensor output = torch_ops::Synchronize(std::exchange(slot.handle, -1));
+  at::Tensor output = slot.sent;
   if (options_.compressor) output = options_.compressor->Decompress(i, output, slot.param.grad());
   const int sparse_dim = slot.densified ? slot.densified : std::max(slot.layout, 0);
   if (sparse_dim) {
@@ -331,17 +365,15 @@ void GradientReducer::NewStep() {
   backward_seen_ = false;
   for (Slot& slot : slots_) {
     // A handle left here (its write-back never ran) is dropped with its operation.
-    if (slot.handle >= 0) Release(std::exchange(slot.handle, -1));
+    if (slot.indices_handle >= 0) Release(std::exchange(slot.indices_handle, -1));
     if (slot.values_handle >= 0) Release(std::exchange(slot.values_handle, -1));
+    slot.counted = false;
     slot.passes_left = options_.backward_passes_per_step;
     slot.started = false;
     slot.densified = 0;
-    slot.sparse = false;
     slot.sent = at::Tensor();
   }
   for (Group& group : groups_) group.ready.clear();
-  for (HandleId handle : bucket_handles_) Release(handle);
-  bucket_handles_.clear();
   if (buckets_) buckets_->NewStep();
 }
 

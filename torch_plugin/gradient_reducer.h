@@ -13,6 +13,7 @@
 #include "horde/data_type.h"
 #include "torch_plugin/gradient_buckets.h"
 #include "torch_plugin/gradient_compressor.h"
+#include "core/completion_counter.h"
 #include "torch_plugin/handle_table.h"
 
 namespace torch {
@@ -92,10 +93,12 @@ class GradientReducer {
     bool started = false;
     int layout = -1;    // as every rank agreed: 0 dense, k > 0 sparse_dim k, -1 unknown
     int densified = 0;  // sparse_dim of a sparse gradient reduced dense in this step
-    at::Tensor sent;    // what is being reduced in place: .grad or its compressed form
-    HandleId handle = -1;
-    HandleId values_handle = -1;  // a sparse gradient's: `handle` gathers its indices
-    bool sparse = false;
+    // What is reduced in place: .grad, or its compressed or contiguous form.
+    at::Tensor sent;
+    bool counted = false;  // its allreduce reports to done_
+    // A sparse gradient's allgathers of its indices and values.
+    HandleId indices_handle = -1;
+    HandleId values_handle = -1;
   };
   struct Group {
     std::vector<size_t> members;
@@ -105,12 +108,16 @@ class GradientReducer {
   void RegisterHooks();
   void OnGradientAccumulated(size_t i);
   void Start(size_t i);
+  void StartSparse(size_t i);
   void StartGroup(size_t g);
+  // Queues the allreduces of these slots' `sent` tensors in one call.
+  void Submit(const std::vector<size_t>& slots);
   at::Tensor ZeroGradient(size_t i, bool sparse) const;
   void AgreeOnLayouts();
   void SynchronizeGradients(std::exception_ptr* error);
   void SynchronizeBuckets(std::exception_ptr* error);
   void WriteBack(Slot& slot, size_t i);
+  void WriteBackSparse(Slot& slot);
   void NewStep();
   int64_t SetSize() const;
   void MakeGroups();
@@ -121,7 +128,11 @@ class GradientReducer {
   double prescale_ = 1.0;
   double postscale_ = 1.0;
   std::unique_ptr<GradientBuckets> buckets_;
-  std::vector<HandleId> bucket_handles_;
+  // Every allreduce of a step (tags: slot indices; buckets after them) reports here.
+  const std::shared_ptr<CompletionCounter> done_ = std::make_shared<CompletionCounter>();
+  // While Synchronize() starts what no hook did: slots to submit in one call.
+  bool batching_ = false;
+  std::vector<size_t> batch_;
   std::vector<std::shared_ptr<::torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hook_keys_;
   std::mutex mu_;                    // hooks may run on autograd's device threads

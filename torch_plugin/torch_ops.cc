@@ -10,6 +10,7 @@
 #include "torch_plugin/cuda_ready_event.h"
 #include "torch_plugin/handle_table.h"
 #include "torch_plugin/in_place_targets.h"
+#include "torch_plugin/submission.h"
 #include "torch_plugin/torch_tensor.h"
 
 namespace horde {
@@ -22,37 +23,7 @@ HandleTable& Handles() {
   return *table;
 }
 
-// Where an operation on a process set runs.
-struct Target {
-  std::shared_ptr<Runtime> runtime;
-  std::vector<int> ranks;  // the set's world ranks
-  // What the set's failures begin with, e.g. "process set 1 (ranks [0, 2]): ". Empty for
-  // the global set.
-  std::string context;
-};
-
-Target RequireSet(int32_t process_set) {
-  Target target;
-  ThrowIfError(FindProcessSet(process_set, &target.runtime, &target.ranks));
-  if (process_set != 0) {
-    target.context = "process set " + std::to_string(process_set) + " (ranks " +
-                     RanksString(target.ranks) + "): ";
-  }
-  return target;
-}
-
 std::shared_ptr<Runtime> RequireRuntime() { return RequireSet(0).runtime; }
-
-Status InContext(const Status& status, const std::string& context) {
-  if (status.ok() || context.empty()) return status;
-  const std::string message = context + status.message();
-  switch (status.code()) {
-    case StatusCode::kInvalidArgument: return Status::InvalidArgument(message);
-    case StatusCode::kPreconditionError: return Status::PreconditionError(message);
-    case StatusCode::kAborted: return Status::Aborted(message);
-    default: return Status::Internal(message);
-  }
-}
 
 // The set's own rank of world rank `root_rank`, which must be in the set. The global
 // set's ranks are the world's, and its runtime checks the range.
@@ -67,31 +38,6 @@ int RootInSet(int root_rank, int32_t process_set, const std::vector<int>& ranks)
   return static_cast<int>(it - ranks.begin());
 }
 
-void CheckTensor(const at::Tensor& t, const char* role, const std::string& op) {
-  if (!t.defined())
-    throw Error(Status::InvalidArgument(op + ": the " + role + " tensor is undefined"));
-  if (!t.is_contiguous()) {
-    throw Error(Status::InvalidArgument(op + ": the " + role + " tensor must be contiguous"));
-  }
-}
-
-void CheckOutputMatches(const at::Tensor& input, const at::Tensor& output, const std::string& op) {
-  CheckTensor(output, "output", op);
-  if (output.scalar_type() != input.scalar_type() || !output.sizes().equals(input.sizes())) {
-    throw Error(Status::InvalidArgument(
-        op + ": the output tensor must have the input's dtype and shape; got " +
-        c10::toString(output.scalar_type()) +
-        ShapeString(TensorShape(output.sizes().begin(), output.sizes().end())) + " for input " +
-        c10::toString(input.scalar_type()) +
-        ShapeString(TensorShape(input.sizes().begin(), input.sizes().end()))));
-  }
-  if (output.device() != input.device()) {
-    throw Error(
-        Status::InvalidArgument(op + ": the output tensor must be on the input's device; got " +
-                                output.device().str() + " for input on " + input.device().str()));
-  }
-}
-
 // Operations checked and given handles, not yet queued.
 struct Batch {
   std::string context;  // see Target
@@ -102,25 +48,11 @@ struct Batch {
 
 // Checks one operation's tensors and adds it, with a new handle, to the batch.
 void Prepare(Request request, const at::Tensor& input, const at::Tensor& output, Batch* batch) {
-  const std::string op_name = OpTypeName(request.op);
-  CheckTensor(input, "input", op_name);
-  ThrowIfError(ToHordeType(input.scalar_type(), &request.dtype));
-  if (output.defined()) CheckOutputMatches(input, output, op_name);
-
-  // Before a handle exists, so a failure leaks none.
-  std::shared_ptr<ReadyEvent> ready;
-  ThrowIfError(RecordReadyEvent(input, &ready));
+  TensorEntry entry;
+  Describe(input, output, &request, &entry);  // before a handle exists, so a failure leaks none
   HandleTable& handles = Handles();
   const HandleId handle = handles.Allocate();
-  auto input_tensor = std::make_shared<TorchTensor>(input);
-  request.shape = input_tensor->shape();
-  request.device = input_tensor->device();
-
-  TensorEntry entry;
-  entry.input = input_tensor;
-  entry.ready_event = std::move(ready);
-  if (output.defined()) {
-    entry.output = std::make_shared<TorchTensor>(output);
+  if (entry.output) {
     handles.SetOutput(handle, entry.output);
   } else {
     OutputAllocator allocate = TorchOutputAllocator(input);

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/runtime.h"
+#include "core/tensor.h"
+
+namespace horde {
+namespace torch_ops {
+
+// What every submission from torch_ops shares: finding the process set, the checks of
+// its tensors, and the request and entry describing one operation.
+
+// Where an operation on a process set runs.
+struct Target {
+  std::shared_ptr<Runtime> runtime;
+  std::vector<int> ranks;  // the set's world ranks
+  // What the set's failures begin with, e.g. "process set 1 (ranks [0, 2]): ". Empty for
+  // the global set.
+  std::string context;
+};
+
+// The set's target; throws horde::Error for an unknown set or one this rank is not in.
+Target RequireSet(int32_t process_set);
+// `status` with `context` (see Target) in front of its message.
+Status InContext(const Status& status, const std::string& context);
+// Throws kInvalidArgument naming `op` and the tensor's `role` unless it is defined and
+// contiguous.
+void CheckTensor(const at::Tensor& t, const char* role, const std::string& op);
+// Checks `input` (and `output`, if defined: the input's dtype, shape and device) and
+// fills the request's dtype, shape and device and the entry's tensors and ready event;
+// the caller adds the completion callback (and, without an output, the allocator).
+// Throws horde::Error.
+void Describe(const at::Tensor& input, const at::Tensor& output, Request* request,
+              TensorEntry* entry);
+
+}  // namespace torch_ops
+}  // namespace horde
