@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <string>
 
 #include "core/api.h"
+#include "core/logging.h"
 
 namespace horde {
 namespace mpi {
@@ -34,6 +36,26 @@ Status CheckMpi(int code, const char* call) {
   return Status::Internal(std::string(call) + " failed: " + std::string(text, length));
 }
 
+// Open MPI initialized by the application (say, by mpi4py) without the setting horde
+// makes when it initializes MPI itself (see EnsureMpiInitialized): said once, by rank 0.
+void WarnIfOpenMpiSpins() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (world_rank != 0 || std::string(version, length).find("Open MPI") == std::string::npos ||
+      std::getenv("OMPI_MCA_mpi_yield_when_idle") != nullptr) {
+    return;
+  }
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  HORDE_LOG(kWarning)
+      << "MPI was initialized before horde without OMPI_MCA_mpi_yield_when_idle=1: Open MPI's "
+         "blocking calls will spin at full speed while training computes on the same cores; "
+         "set it in the job's environment (horde sets it when it initializes MPI itself)";
+}
+
 Status EnsureMpiInitialized(bool* threads_multiple) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
@@ -55,6 +77,7 @@ Status EnsureMpiInitialized(bool* threads_multiple) {
     std::atexit(FinalizeAtExit);
   } else {
     MPI_Query_thread(&provided);
+    WarnIfOpenMpiSpins();
   }
   // horde's own calls come from one thread at a time (init here, the rest from the
   // background thread), which SERIALIZED allows.

@@ -30,9 +30,9 @@ void AllreduceInPlaceCounted(const std::vector<at::Tensor>& tensors,
   }
   // Counted in before the background thread can count any of them out.
   done->Expect(tensors.size());
-  Status status = group.empty()
-                      ? target.runtime->Enqueue(std::move(requests), std::move(entries))
-                      : target.runtime->EnqueueGroup(group, std::move(requests), std::move(entries));
+  Status status = group.empty() ? target.runtime->Enqueue(std::move(requests), std::move(entries))
+                                : target.runtime->EnqueueGroup(group, std::move(requests),
+                                                               std::move(entries));
   if (status.ok()) return;
   status = InContext(status, target.context);
   for (size_t tag : tags) done->Complete(tag, status);

@@ -194,8 +194,8 @@ void GradientReducer::StartSparse(size_t i) {
   const at::Tensor sparse = slot.param.grad().coalesce();
   slot.sent = sparse;
   // Allgather concatenates along the first dimension: indices go as [nnz, ndim].
-  slot.indices_handle =
-      AllgatherAsync(sparse.indices().t().contiguous(), slot.name + ".indices", o.process_set);
+  slot.indices_handle = AllgatherAsync(sparse.indices().t().contiguous(), slot.name + ".indices",
+                                       o.process_set);
   slot.values_handle = AllgatherAsync(sparse.values(), slot.name + ".values", o.process_set);
 }
 
@@ -227,8 +227,8 @@ void GradientReducer::StartGroup(size_t g) {
   }
   group.ready.clear();
   // Named after its first parameter, so two optimizers' groups never collide.
-  AllreduceInPlaceCounted(sent, {}, slots_[group.members.front()].name + ".group",
-                          group.members, o.op, prescale_, postscale_, o.process_set, done_);
+  AllreduceInPlaceCounted(sent, {}, slots_[group.members.front()].name + ".group", group.members,
+                          o.op, prescale_, postscale_, o.process_set, done_);
   for (size_t i : group.members) slots_[i].counted = true;
 }
 

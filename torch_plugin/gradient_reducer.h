@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "core/completion_counter.h"
 #include "horde/data_type.h"
 #include "torch_plugin/gradient_buckets.h"
 #include "torch_plugin/gradient_compressor.h"
-#include "core/completion_counter.h"
 #include "torch_plugin/handle_table.h"
 
 namespace torch {

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 namespace {
@@ -25,6 +26,10 @@ extern "C" {
 
 // Returns the thread level MPI provides; horde needs at least MPI_THREAD_SERIALIZED.
 int bench_mpi_init() {
+  // What horde sets when it initializes MPI itself (mpi_ops/mpi_context.cc): without it,
+  // Open MPI's blocking calls in horde's background thread spin at full speed and take
+  // the cores from training. Every contender, raw MPI included, runs with it.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_dup(MPI_COMM_WORLD, &bench_comm);

@@ -8,6 +8,7 @@ namespace {
 
 std::atomic<bool> g_probing{false};
 std::atomic<size_t> g_largest{0};
+std::atomic<size_t> g_count{0};
 
 }  // namespace
 
@@ -15,6 +16,7 @@ std::atomic<size_t> g_largest{0};
 // forward to these in libstdc++.
 void* operator new(size_t size) {
   if (g_probing.load(std::memory_order_relaxed)) {
+    g_count.fetch_add(1, std::memory_order_relaxed);
     size_t seen = g_largest.load(std::memory_order_relaxed);
     while (size > seen && !g_largest.compare_exchange_weak(seen, size)) {
     }
@@ -35,6 +37,14 @@ size_t LargestAllocationDuring(const std::function<void()>& fn) {
   fn();
   g_probing = false;
   return g_largest.load();
+}
+
+size_t AllocationsDuring(const std::function<void()>& fn) {
+  g_count = 0;
+  g_probing = true;
+  fn();
+  g_probing = false;
+  return g_count.load();
 }
 
 }  // namespace testing
