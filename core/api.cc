@@ -200,7 +200,7 @@ Status FindProcessSet(int32_t id, std::shared_ptr<Runtime>* runtime, std::vector
                                    "); only its members may call its collectives");
   }
   *runtime = entry->runtime;
-  *ranks = entry->ranks;
+  if (ranks != nullptr) *ranks = entry->ranks;
   return Status::Ok();
 }
 

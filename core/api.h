@@ -43,8 +43,8 @@ std::shared_ptr<Runtime> CurrentRuntime();
 Status AddProcessSet(std::vector<int> ranks, const ProcessSetFactory& set_factory, int32_t* id);
 // Shuts the set's runtime down and forgets the set (collective, like AddProcessSet).
 Status RemoveProcessSet(int32_t id);
-// The runtime of set `id` and its ranks; an error for an unknown set, or when this rank
-// is not in it.
+// The runtime of set `id` and its ranks (unless `ranks` is null); an error for an unknown
+// set, or when this rank is not in it.
 Status FindProcessSet(int32_t id, std::shared_ptr<Runtime>* runtime, std::vector<int>* ranks);
 
 }  // namespace horde

@@ -33,7 +33,10 @@ class Tensor {
   virtual TensorShape shape() const = 0;
   virtual int32_t device() const = 0;
   virtual void* data() = 0;
-  int64_t size_bytes() const { return NumElements(shape()) * DataTypeSize(dtype()); }
+  // NumElements(shape()); adapters that know it without building the shape say so, for
+  // the per-tensor paths that ask for sizes.
+  virtual int64_t num_elements() const { return NumElements(shape()); }
+  int64_t size_bytes() const { return num_elements() * DataTypeSize(dtype()); }
   int64_t row_bytes() const { return NumElements(RowShape(shape())) * DataTypeSize(dtype()); }
 };
 

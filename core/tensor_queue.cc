@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <thread>
-#include <unordered_set>
 
 namespace horde {
 
@@ -10,18 +9,17 @@ Status TensorQueue::Add(std::vector<Request> requests, std::vector<TensorEntry> 
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return close_status_;
-    std::unordered_set<std::string> names;
-    for (const auto& request : requests) {
-      if (entries_.count(request.name) || !names.insert(request.name).second) {
-        return Status::InvalidArgument("an operation named '" + request.name +
+    // Entries go in one by one, so a name given twice in this batch is found too; on a
+    // duplicate the batch's entries come out again: all or nothing.
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (!entries_.emplace(requests[i].name, std::move(entries[i])).second) {
+        for (size_t j = 0; j < i; ++j) entries_.erase(requests[j].name);
+        return Status::InvalidArgument("an operation named '" + requests[i].name +
                                        "' is already in flight; names must be unique until "
                                        "the operation completes");
       }
     }
-    for (size_t i = 0; i < requests.size(); ++i) {
-      entries_.emplace(requests[i].name, std::move(entries[i]));
-      new_requests_.push_back(std::move(requests[i]));
-    }
+    for (Request& request : requests) new_requests_.push_back(std::move(request));
     has_new_requests_.store(!new_requests_.empty(), std::memory_order_release);
   }
   cv_.notify_one();

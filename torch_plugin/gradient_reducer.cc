@@ -181,7 +181,8 @@ void GradientReducer::Start(size_t i) {
   if (batching_) {
     batch_.push_back(i);
   } else {
-    Submit({i});
+    one_slot_.assign(1, i);
+    Submit(one_slot_);
   }
 }
 
@@ -201,17 +202,19 @@ void GradientReducer::StartSparse(size_t i) {
 
 void GradientReducer::Submit(const std::vector<size_t>& slots) {
   if (slots.empty()) return;
-  std::vector<at::Tensor> tensors;
-  std::vector<std::string> names;
-  for (size_t i : slots) {
-    Slot& slot = slots_[i];
+  // Reused from call to call (strings keep their capacity): no allocation per gradient.
+  scratch_tensors_.resize(slots.size());
+  scratch_names_.resize(slots.size());
+  for (size_t k = 0; k < slots.size(); ++k) {
+    Slot& slot = slots_[slots[k]];
     // The allreduce works in place on contiguous memory; WriteBack copies a copy back.
     if (!slot.sent.is_contiguous()) slot.sent = slot.sent.contiguous();
-    tensors.push_back(slot.sent);
-    names.push_back(slot.name);
+    scratch_tensors_[k] = slot.sent;
+    scratch_names_[k] = slot.name;
   }
-  AllreduceInPlaceCounted(tensors, names, "", slots, options_.op, prescale_, postscale_,
-                          options_.process_set, done_);
+  AllreduceInPlaceCounted(scratch_tensors_, scratch_names_, "", slots, options_.op, prescale_,
+                          postscale_, options_.process_set, done_);
+  for (at::Tensor& tensor : scratch_tensors_) tensor.reset();
   for (size_t i : slots) slots_[i].counted = true;
 }
 

@@ -133,6 +133,9 @@ class GradientReducer {
   // While Synchronize() starts what no hook did: slots to submit in one call.
   bool batching_ = false;
   std::vector<size_t> batch_;
+  std::vector<size_t> one_slot_;  // a hook's single slot
+  std::vector<at::Tensor> scratch_tensors_;
+  std::vector<std::string> scratch_names_;
   std::vector<std::shared_ptr<::torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hook_keys_;
   std::mutex mu_;                    // hooks may run on autograd's device threads

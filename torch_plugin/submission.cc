@@ -39,6 +39,18 @@ Target RequireSet(int32_t process_set) {
   return target;
 }
 
+std::shared_ptr<Runtime> RequireRuntime(int32_t process_set, std::string* context) {
+  if (process_set != 0) {
+    Target target = RequireSet(process_set);
+    *context = std::move(target.context);
+    return target.runtime;
+  }
+  std::shared_ptr<Runtime> runtime;
+  ThrowIfError(FindProcessSet(0, &runtime, nullptr));
+  context->clear();
+  return runtime;
+}
+
 Status InContext(const Status& status, const std::string& context) {
   if (status.ok() || context.empty()) return status;
   const std::string message = context + status.message();

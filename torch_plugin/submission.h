@@ -26,6 +26,9 @@ struct Target {
 
 // The set's target; throws horde::Error for an unknown set or one this rank is not in.
 Target RequireSet(int32_t process_set);
+// The set's runtime and the context of its failures (see Target); unlike RequireSet, it
+// copies nothing for the global set (the per-gradient path).
+std::shared_ptr<Runtime> RequireRuntime(int32_t process_set, std::string* context);
 // `status` with `context` (see Target) in front of its message.
 Status InContext(const Status& status, const std::string& context);
 // Throws kInvalidArgument naming `op` and the tensor's `role` unless it is defined and

@@ -14,6 +14,7 @@ class TorchTensor : public Tensor {
   DataType dtype() const override;
   TensorShape shape() const override;
   int32_t device() const override;
+  int64_t num_elements() const override { return tensor_.numel(); }
   void* data() override { return tensor_.data_ptr(); }
 
   const at::Tensor& tensor() const { return tensor_; }
