@@ -177,13 +177,21 @@ void GradientReducer::Start(size_t i) {
     if (group.ready.size() == group.members.size()) StartGroup(slot.group);
     return;
   }
-  slot.sent = o.compressor ? o.compressor->Compress(i, slot.param.grad()) : slot.param.grad();
+  PrepareSent(i);
   if (batching_) {
     batch_.push_back(i);
   } else {
     one_slot_.assign(1, i);
     Submit(one_slot_);
   }
+}
+
+void GradientReducer::PrepareSent(size_t i) {
+  Slot& slot = slots_[i];
+  const at::Tensor& grad = slot.param.grad();
+  slot.sent = options_.compressor ? options_.compressor->Compress(i, grad) : grad;
+  // The allreduce works in place on contiguous memory; WriteBack copies a copy back.
+  if (!slot.sent.is_contiguous()) slot.sent = slot.sent.contiguous();
 }
 
 void GradientReducer::StartSparse(size_t i) {
@@ -206,9 +214,7 @@ void GradientReducer::Submit(const std::vector<size_t>& slots) {
   scratch_tensors_.resize(slots.size());
   scratch_names_.resize(slots.size());
   for (size_t k = 0; k < slots.size(); ++k) {
-    Slot& slot = slots_[slots[k]];
-    // The allreduce works in place on contiguous memory; WriteBack copies a copy back.
-    if (!slot.sent.is_contiguous()) slot.sent = slot.sent.contiguous();
+    const Slot& slot = slots_[slots[k]];
     scratch_tensors_[k] = slot.sent;
     scratch_names_[k] = slot.name;
   }
@@ -223,10 +229,8 @@ void GradientReducer::StartGroup(size_t g) {
   const GradientReducerOptions& o = options_;
   std::vector<at::Tensor> sent;
   for (size_t i : group.members) {
-    Slot& slot = slots_[i];
-    slot.sent = o.compressor ? o.compressor->Compress(i, slot.param.grad()) : slot.param.grad();
-    if (!slot.sent.is_contiguous()) slot.sent = slot.sent.contiguous();
-    sent.push_back(slot.sent);
+    PrepareSent(i);
+    sent.push_back(slots_[i].sent);
   }
   group.ready.clear();
   // Named after its first parameter, so two optimizers' groups never collide.

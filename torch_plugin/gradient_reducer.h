@@ -109,6 +109,8 @@ class GradientReducer {
   void OnGradientAccumulated(size_t i);
   void Start(size_t i);
   void StartSparse(size_t i);
+  // Sets slot i's `sent`: its gradient, compressed if asked, contiguous.
+  void PrepareSent(size_t i);
   void StartGroup(size_t g);
   // Queues the allreduces of these slots' `sent` tensors in one call.
   void Submit(const std::vector<size_t>& slots);
