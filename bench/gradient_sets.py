@@ -7,10 +7,11 @@ tensor, one call on the same bytes already packed, and packed with the copies in
 out; gloo with one async all_reduce per tensor, and in DDP-sized buckets (25 MiB,
 all_reduce_coalesced).
 
-A sample of the small set is 10 consecutive passes (about 20 ms), reported per pass: one
-2 ms pass was at the mercy of a single scheduling hiccup on 2 shared cores (raw MPI's
-per-tensor figure moved between 1.0 and 1.6 ms from run to run), and training repeats
-its steps back to back, so the steady state is what is timed."""
+A contender whose pass takes under 20 ms is timed over consecutive passes (up to 10, about
+20 ms in all) and reported per pass: one 2 ms pass was at the mercy of a single
+scheduling hiccup on 2 shared cores (raw MPI's per-tensor figure moved between 1.0 and
+1.6 ms from run to run), and training repeats its steps back to back, so the steady
+state is what is timed."""
 
 import argparse
 
@@ -20,9 +21,11 @@ import torchvision
 
 import horde.torch as hvd
 from harness import (HORDE_CPP, MPI, Contender, TensorSet, horde_counts, interleave, log,
-                     pointer, save, session)
+                     pointer, save, session, set_horde, timed)
 
 DDP_BUCKET_BYTES = 25 << 20
+SAMPLE_SECONDS = 0.02
+MAX_PASSES = 10
 
 
 def resnet50_gradients():
@@ -44,6 +47,15 @@ def buckets(tensors, cap):
         current.append(t)
         used += nbytes
     return groups + [current]
+
+
+def passes_per_sample(contender):
+    """How many passes make a sample of about SAMPLE_SECONDS, from one timed pass after a
+    warm-up; the same on every rank (timed() returns the slowest rank's time)."""
+    set_horde(contender.needs_horde, contender.horde_env)
+    contender.run()
+    wall, _ = timed(contender.run)
+    return max(1, min(MAX_PASSES, round(SAMPLE_SECONDS / wall)))
 
 
 def repeated(run, passes):
@@ -95,14 +107,14 @@ def main():
     repetitions = 3 if args.quick else 7
     rows = []
     with session("gradient_sets"):
-        for name, make, passes in (("resnet50", resnet50_gradients, 1),
-                                   ("1000x1KiB", small_gradients, 10)):
+        for name, make in (("resnet50", resnet50_gradients), ("1000x1KiB", small_gradients)):
             grads = TensorSet(make())
             runners, horde_python = contenders(grads)
+            passes = {runner.name: passes_per_sample(runner) for runner in runners}
             for runner in runners:
-                runner.run = repeated(runner.run, passes)
+                runner.run = repeated(runner.run, passes[runner.name])
             medians, _ = interleave(runners, repetitions)
-            medians = {k: v / passes for k, v in medians.items()}
+            medians = {k: v / passes[k] for k, v in medians.items()}
             rows.append({"set": name, "tensors": grads.count, "bytes": grads.bytes, **medians,
                          **horde_counts(horde_python)})
             log(f"  {name}: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in medians.items()))
