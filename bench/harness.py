@@ -57,7 +57,7 @@ MPI = _load("mpi_bench", {
                                            FLOAT_P]),
 })
 HORDE_CPP = _load("horde_cpp_bench", {
-    "horde_cpp_allreduce_loop": (None, [FLOAT_P, ctypes.c_int64, ctypes.c_int]),
+    "horde_cpp_allreduce_loop": (None, [FLOAT_P, ctypes.c_int64, ctypes.c_int, ctypes.c_char_p]),
     "horde_cpp_allreduce_set": (None, [ctypes.POINTER(FLOAT_P), INT64_P, ctypes.c_int]),
 })
 

@@ -20,10 +20,13 @@ at::Tensor View(float* data, int64_t count) {
 
 extern "C" {
 
-// `iters` blocking in-place allreduces of one buffer.
-void horde_cpp_allreduce_loop(float* data, int64_t count, int iters) {
+// `iters` blocking in-place allreduces of one buffer, unnamed (numbered by horde: each
+// call is new to its response cache, as in Horovod) or, with a non-empty `name`, named
+// (every call after the first is a cache hit).
+void horde_cpp_allreduce_loop(float* data, int64_t count, int iters, const char* name) {
   at::Tensor tensor = View(data, count);
-  for (int i = 0; i < iters; ++i) horde::torch::allreduce_(tensor, {horde::Sum});
+  const horde::torch::AllreduceOptions options(horde::Sum, name);
+  for (int i = 0; i < iters; ++i) horde::torch::allreduce_(tensor, options);
 }
 
 // A gradient set submitted asynchronously, one named operation per tensor, then waited
