@@ -14,7 +14,7 @@ from test_elastic_local import PYTHON
 pytestmark = pytest.mark.timeout(60)
 
 CHILD = """
-import os, sys, time
+import os, time
 from horde.common.elastic import host_updates
 host_updates.install()
 os.write(1, b"ready\\n")
