@@ -1,5 +1,8 @@
 #include "launcher/host_discovery.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -49,6 +52,22 @@ Host ParseLine(const std::string& line, const std::string& where, int default_sl
   return host;
 }
 
+// The script is run directly (not through a shell, not searched on PATH): say so when
+// it cannot be, rather than report exec's exit code 127.
+void CheckRunnable(const std::string& script) {
+  struct stat info;
+  if (stat(script.c_str(), &info) != 0) {
+    throw DiscoveryError("host discovery script " + script +
+                         " does not exist: expected the path of an executable that prints "
+                         "'host:slots' lines");
+  }
+  if (!S_ISREG(info.st_mode) || access(script.c_str(), X_OK) != 0) {
+    throw DiscoveryError("host discovery script " + script +
+                         " is not an executable file: make it one (chmod +x) with a '#!' "
+                         "first line");
+  }
+}
+
 }  // namespace
 
 std::vector<Host> ParseDiscoveryOutput(const std::string& output, const std::string& script,
@@ -81,6 +100,7 @@ std::vector<Host> ParseDiscoveryOutput(const std::string& output, const std::str
 
 std::vector<Host> DiscoverHosts(const std::string& script, int default_slots,
                                 std::chrono::milliseconds timeout) {
+  CheckRunnable(script);
   CapturedRun run;
   try {
     run = RunCaptured({script}, timeout);

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "launcher/elastic_generation.h"
 #include "launcher/elastic_hosts.h"
 #include "launcher/rank_exit.h"
+#include "tests/temp_dir.h"
 
 namespace horde::launcher {
 namespace {
@@ -39,13 +42,31 @@ TEST(HostDiscovery, RejectsGarbageNamingTheLine) {
   EXPECT_NE(ErrorOf(std::string(2 << 20, 'a')).find("printed 2097152 bytes"), std::string::npos);
 }
 
-TEST(HostDiscovery, ReportsAFailingScript) {
+std::string DiscoveryErrorOf(const std::string& script) {
   try {
-    DiscoverHosts("/nonexistent/discover.sh", 1, std::chrono::seconds(5));
-    FAIL() << "no error";
+    DiscoverHosts(script, 1, std::chrono::seconds(5));
   } catch (const DiscoveryError& error) {
-    EXPECT_NE(std::string(error.what()).find("failed with exit code 127"), std::string::npos);
+    return error.what();
   }
+  return "";
+}
+
+TEST(HostDiscovery, ReportsAMissingOrNotExecutableScript) {
+  EXPECT_EQ(DiscoveryErrorOf("/nonexistent/discover.sh"),
+            "host discovery script /nonexistent/discover.sh does not exist: expected the path "
+            "of an executable that prints 'host:slots' lines");
+  horde::test::TempDir dir;
+  const std::string text_file = dir.File("hosts.txt");
+  std::ofstream(text_file) << "localhost:2\n";
+  std::filesystem::permissions(text_file, std::filesystem::perms::owner_read |
+                                              std::filesystem::perms::owner_write);
+  EXPECT_NE(DiscoveryErrorOf(text_file).find("is not an executable file"), std::string::npos);
+  EXPECT_NE(DiscoveryErrorOf("/").find("is not an executable file"), std::string::npos);
+}
+
+TEST(HostDiscovery, ReportsAFailingScript) {
+  EXPECT_EQ(DiscoveryErrorOf("/bin/false"),
+            "host discovery script /bin/false failed with exit code 1");
 }
 
 TEST(ElasticGeneration, FindsTheFailedRankInMpirunsOutput) {
