@@ -58,8 +58,8 @@ TEST(HostDiscovery, ReportsAMissingOrNotExecutableScript) {
   horde::test::TempDir dir;
   const std::string text_file = dir.File("hosts.txt");
   std::ofstream(text_file) << "localhost:2\n";
-  std::filesystem::permissions(text_file, std::filesystem::perms::owner_read |
-                                              std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      text_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   EXPECT_NE(DiscoveryErrorOf(text_file).find("is not an executable file"), std::string::npos);
   EXPECT_NE(DiscoveryErrorOf("/").find("is not an executable file"), std::string::npos);
 }
