@@ -28,18 +28,24 @@ int64_t AlignToFusion(int64_t bytes) {
 
 std::vector<int64_t> FusionOffsets(const std::vector<int64_t>& sizes, int64_t* total) {
   std::vector<int64_t> offsets;
-  offsets.reserve(sizes.size());
-  int64_t end = 0;
-  for (int64_t size : sizes) {
-    int64_t offset = AlignToFusion(end);
-    offsets.push_back(offset);
-    end = offset + size;
-  }
-  *total = end;
+  FusionOffsets(sizes, &offsets, total);
   return offsets;
 }
 
-std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse> ready) const {
+void FusionOffsets(const std::vector<int64_t>& sizes, std::vector<int64_t>* offsets,
+                   int64_t* total) {
+  offsets->clear();
+  offsets->reserve(sizes.size());
+  int64_t end = 0;
+  for (int64_t size : sizes) {
+    int64_t offset = AlignToFusion(end);
+    offsets->push_back(offset);
+    end = offset + size;
+  }
+  *total = end;
+}
+
+std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse>&& ready) const {
   struct Group {
     Response response;
     int64_t end = 0;  // bytes used, the last tensor unpadded

@@ -15,6 +15,9 @@ int64_t AlignToFusion(int64_t bytes);
 // Offsets of tensors of the given sizes packed into one fusion buffer; `total` gets the
 // buffer length the pack needs. Planner and executors share this so they agree.
 std::vector<int64_t> FusionOffsets(const std::vector<int64_t>& sizes, int64_t* total);
+// The same into `offsets` (replacing its contents, keeping its capacity).
+void FusionOffsets(const std::vector<int64_t>& sizes, std::vector<int64_t>* offsets,
+                   int64_t* total);
 
 // A response ready to run and the bytes of its tensor (one name each): for an
 // allgather, of its output (every rank's rows).
@@ -39,7 +42,8 @@ class FusionPlanner {
   explicit FusionPlanner(int64_t threshold_bytes, int64_t in_place_bytes = kDefaultInPlaceBytes)
       : threshold_(threshold_bytes), in_place_bytes_(in_place_bytes) {}
 
-  std::vector<Response> Plan(std::vector<PlannedResponse> ready) const;
+  // Moves the responses out of `ready` (which keeps its capacity).
+  std::vector<Response> Plan(std::vector<PlannedResponse>&& ready) const;
 
  private:
   int64_t threshold_;

@@ -21,45 +21,53 @@ void Negotiator::set_fusion_threshold(int64_t bytes) {
   coordinator_.set_fusion_threshold(bytes);
 }
 
-Status Negotiator::RunRound(const RequestList& mine, ResponseList* out) {
+Status Negotiator::RunRound(RequestList* mine, ResponseList* out) {
   const SteadyTime now = clock_();
-  RoundBits bits;
-  for (const Request& request : mine.requests) Classify(request, now, &bits);
+  RoundBits& bits = mine_bits_;  // reset field by field: the vectors keep their capacity
+  bits.ready.clear();
+  bits.invalid.clear();
+  bits.join = false;
+  bits.coordinator_word = ~uint64_t{0};
+  for (Request& request : mine->requests) Classify(std::move(request), now, &bits);
   InvalidateStalledHits(now, &bits);
-  bits.shutdown = mine.shutdown;
+  bits.shutdown = mine->shutdown;
   // A new numbering epoch must reach the coordinator even when all else is cached.
-  bits.uncached = !unsent_.empty() || mine.numbering_epoch != sent_epoch_;
+  bits.uncached = !unsent_.empty() || mine->numbering_epoch != sent_epoch_;
   bits.slow_round = transport_->rank() == 0 && coordinator_.WantsRound(now);
-  for (const auto& kv : hits_) bits.ready.push_back(kv.second.position);
+  for (uint32_t position = 0; position < hit_at_.size(); ++position) {
+    if (hit_at_[position]) bits.ready.push_back(position);
+  }
   if (transport_->rank() == 0) bits.coordinator_word = word_to_send_;
 
   const size_t positions = cache_.num_positions();
-  std::vector<uint64_t> words = EncodeRoundBits(bits, positions);
-  HORDE_RETURN_IF_ERROR(transport_->AllreduceAnd(&words));
-  const RoundBits all = DecodeRoundBits(words, positions);
+  EncodeRoundBits(bits, positions, &words_);
+  HORDE_RETURN_IF_ERROR(transport_->AllreduceAnd(&words_));
+  const RoundBits& all = all_bits_;
+  DecodeRoundBits(words_, positions, &all_bits_);
   word_received_ = all.coordinator_word;
 
   if (all.join) join_in_progress_ = true;
-  out->responses = TakeFastResponses(all);
+  TakeFastResponses(all, &out->responses);
   out->shutdown = all.shutdown;
   for (uint32_t position : all.invalid) {
-    ReturnHits([position](const PendingHit& hit) { return hit.position == position; });
+    ReturnHits([position](uint32_t at, const Request&) { return at == position; });
     cache_.Erase(position);
   }
-  if (join_in_progress_) ReturnHits([](const PendingHit&) { return true; });
+  if (join_in_progress_) ReturnHits([](uint32_t, const Request&) { return true; });
 
   // A shutdown goes through the coordinator too, so a failed rank's reason reaches all.
   if (all.uncached || !all.invalid.empty() || all.slow_round || all.shutdown || join_in_progress_) {
     ResponseList decided;
-    HORDE_RETURN_IF_ERROR(RunSlowPath(mine, now, &decided));
+    HORDE_RETURN_IF_ERROR(RunSlowPath(*mine, now, &decided));
     Learn(decided);
     out->shutdown = out->shutdown || decided.shutdown;
     out->shutdown_reason = decided.shutdown_reason;
     for (auto& response : decided.responses) out->responses.push_back(std::move(response));
   }
   // Entries this round's insertions evicted no longer answer the hits waiting on them.
-  ReturnHits(
-      [this](const PendingHit& hit) { return !cache_.Holds(hit.position, hit.request.name); });
+  ReturnHits([this](uint32_t position, const Request& request) {
+    return !cache_.Holds(position, request.name);
+  });
   return Status::Ok();
 }
 
@@ -76,8 +84,9 @@ void Negotiator::Classify(Request request, SteadyTime now, RoundBits* mine) {
     match = cache_.Find(request, &position);
   }
   if (match == ResponseCache::Match::kHit) {
-    const std::string name = request.name;
-    hits_[name] = PendingHit{position, std::move(request)};
+    if (hit_at_.size() <= position) hit_at_.resize(position + 1);
+    hit_at_[position] = std::move(request);
+    ++hit_count_;
     return;
   }
   if (match == ResponseCache::Match::kChanged) mine->invalid.push_back(position);
@@ -96,43 +105,41 @@ std::chrono::duration<double> Negotiator::HitPatience() const {
 void Negotiator::InvalidateStalledHits(SteadyTime now, RoundBits* mine) {
   if (!stall_.enabled) return;
   const auto patience = HitPatience();
-  for (auto it = hits_.begin(); it != hits_.end();) {
-    if (now - it->second.request.submitted < patience) {
-      ++it;
-      continue;
-    }
-    mine->invalid.push_back(it->second.position);
-    unsent_.push_back(std::move(it->second.request));
-    it = hits_.erase(it);
+  ReturnHits([&](uint32_t position, const Request& request) {
+    if (now - request.submitted < patience) return false;
+    mine->invalid.push_back(position);
+    return true;
+  });
+}
+
+void Negotiator::ReturnHits(const std::function<bool(uint32_t, const Request&)>& leave) {
+  if (hit_count_ == 0) return;
+  for (uint32_t position = 0; position < hit_at_.size(); ++position) {
+    std::optional<Request>& hit = hit_at_[position];
+    if (!hit || !leave(position, *hit)) continue;
+    unsent_.push_back(std::move(*hit));
+    hit.reset();
+    --hit_count_;
   }
 }
 
-void Negotiator::ReturnHits(const std::function<bool(const PendingHit&)>& leave) {
-  for (auto it = hits_.begin(); it != hits_.end();) {
-    if (!leave(it->second)) {
-      ++it;
-      continue;
-    }
-    unsent_.push_back(std::move(it->second.request));
-    it = hits_.erase(it);
-  }
-}
-
-std::vector<Response> Negotiator::TakeFastResponses(const RoundBits& all) {
-  std::vector<PlannedResponse> ready;
-  ready.reserve(all.ready.size());
+void Negotiator::TakeFastResponses(const RoundBits& all, std::vector<Response>* out) {
+  ready_.clear();
   for (uint32_t position : all.ready) {
     const Response& response = cache_.response(position);
-    auto hit = hits_.find(response.names[0]);
     // What the coordinator planned with, from the request every rank agreed on. Every
     // rank holds the hit: all set its bit, and a join forces the slow path.
-    const int64_t bytes = hit == hits_.end() ? 0 : FusionBytes(response, hit->second.request);
-    if (hit != hits_.end()) hits_.erase(hit);
+    int64_t bytes = 0;
+    if (position < hit_at_.size() && hit_at_[position]) {
+      bytes = FusionBytes(response, *hit_at_[position]);
+      hit_at_[position].reset();
+      --hit_count_;
+    }
     cache_.Touch(position);
-    ready.push_back({response, bytes});
+    ready_.push_back({response, bytes});
   }
-  fast_path_responses_ += static_cast<int64_t>(ready.size());
-  return planner_.Plan(std::move(ready));
+  fast_path_responses_ += static_cast<int64_t>(ready_.size());
+  *out = planner_.Plan(std::move(ready_));
 }
 
 Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, ResponseList* decided) {

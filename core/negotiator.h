@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,10 +54,11 @@ class Negotiator {
       Transport* transport, const NegotiationSettings& settings,
       Clock clock = [] { return std::chrono::steady_clock::now(); });
 
-  Status RunRound(const RequestList& mine, ResponseList* out);
+  // Takes (moves out) mine->requests.
+  Status RunRound(RequestList* mine, ResponseList* out);
 
   // Whether this rank has requests negotiated but not yet decided.
-  bool has_undecided() const { return !hits_.empty() || !unsent_.empty() || !sent_.empty(); }
+  bool has_undecided() const { return hit_count_ > 0 || !unsent_.empty() || !sent_.empty(); }
   // Names requested by some ranks but not yet by all (coordinator only).
   size_t pending_on_coordinator() const { return coordinator_.pending(); }
   const ResponseCache& cache() const { return cache_; }
@@ -71,19 +73,15 @@ class Negotiator {
   uint64_t coordinator_word() const { return word_received_; }
 
  private:
-  struct PendingHit {
-    uint32_t position;
-    Request request;
-  };
-
   void Classify(Request request, SteadyTime now, RoundBits* mine);
   // How long a cached request may wait for the other ranks before it goes to the
   // coordinator, whose stall inspector must see it in time.
   std::chrono::duration<double> HitPatience() const;
   void InvalidateStalledHits(SteadyTime now, RoundBits* mine);
-  // Sends the pending hits that `leave` selects back through the slow path.
-  void ReturnHits(const std::function<bool(const PendingHit&)>& leave);
-  std::vector<Response> TakeFastResponses(const RoundBits& all);
+  // Sends the pending hits that `leave` selects (by position and request) back through
+  // the slow path.
+  void ReturnHits(const std::function<bool(uint32_t, const Request&)>& leave);
+  void TakeFastResponses(const RoundBits& all, std::vector<Response>* out);
   Status RunSlowPath(const RequestList& mine, SteadyTime now, ResponseList* decided);
   // Caches what the slow path decided and forgets the requests it answered.
   void Learn(const ResponseList& decided);
@@ -95,10 +93,18 @@ class Negotiator {
   FusionPlanner planner_;
   Coordinator coordinator_;
 
-  std::map<std::string, PendingHit> hits_;  // cached, waiting for the other ranks
-  std::vector<Request> unsent_;             // for the coordinator, next slow round
-  std::map<std::string, Request> sent_;     // with the coordinator, undecided
-  int32_t sent_epoch_ = 0;                  // the numbering epoch the coordinator knows
+  // Cached requests waiting for the other ranks, at their cache positions (a name is in
+  // flight once, so a position holds one), and how many there are.
+  std::vector<std::optional<Request>> hit_at_;
+  size_t hit_count_ = 0;
+  // Kept from round to round, so that a cached round allocates nothing for them.
+  RoundBits mine_bits_;
+  RoundBits all_bits_;
+  std::vector<uint64_t> words_;
+  std::vector<PlannedResponse> ready_;
+  std::vector<Request> unsent_;          // for the coordinator, next slow round
+  std::map<std::string, Request> sent_;  // with the coordinator, undecided
+  int32_t sent_epoch_ = 0;               // the numbering epoch the coordinator knows
   bool join_in_progress_ = false;
   bool cache_enabled_ = true;
   uint64_t word_to_send_ = ~uint64_t{0};

@@ -23,8 +23,9 @@ struct RoundBits {
 
 // Layout: one word of flags, the coordinator's word, `positions` bits of ready positions, then
 // `positions` bits of invalid positions, rounded up to whole words.
-std::vector<uint64_t> EncodeRoundBits(const RoundBits& mine, size_t positions);
+// Both write into vectors the caller keeps from round to round (their capacity stays).
+void EncodeRoundBits(const RoundBits& mine, size_t positions, std::vector<uint64_t>* words);
 // Reads the AND of every rank's encoding.
-RoundBits DecodeRoundBits(const std::vector<uint64_t>& anded, size_t positions);
+void DecodeRoundBits(const std::vector<uint64_t>& anded, size_t positions, RoundBits* all);
 
 }  // namespace horde

@@ -69,19 +69,19 @@ Status Runtime::Enqueue(Request request, TensorEntry entry) {
   std::vector<TensorEntry> entries;
   requests.push_back(std::move(request));
   entries.push_back(std::move(entry));
-  return Enqueue(std::move(requests), std::move(entries));
+  return Enqueue(&requests, &entries);
 }
 
-Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> entries) {
-  for (auto& request : requests) {
+Status Runtime::Enqueue(std::vector<Request>* requests, std::vector<TensorEntry>* entries) {
+  for (auto& request : *requests) {
     request.rank = topology_.rank;
     HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
   }
   // Names are drawn only once every request is valid, so a local mistake on one rank
   // does not shift the numbering that must match across ranks.
   const SteadyTime now = std::chrono::steady_clock::now();  // stall ages count from here
-  for (size_t i = 0; i < requests.size(); ++i) {
-    Request& request = requests[i];
+  for (size_t i = 0; i < requests->size(); ++i) {
+    Request& request = (*requests)[i];
     request.submitted = now;
     if (request.op == OpType::kJoin) {
       request.name = kJoinName;
@@ -89,28 +89,29 @@ Status Runtime::Enqueue(std::vector<Request> requests, std::vector<TensorEntry> 
     } else if (request.name.empty()) {
       request.name = AutoName(OpTypeName(request.op), &request.numbering_epoch);
     }
-    entries[i].name = request.name;
+    (*entries)[i].name = request.name;
     if (request.op != OpType::kJoin && request.device != kCpuDevice)
       last_gpu_device_ = request.device;
   }
-  return queue_.Add(std::move(requests), std::move(entries));
+  return queue_.Add(requests, entries);
 }
 
-Status Runtime::EnqueueGroup(std::string group, std::vector<Request> requests,
-                             std::vector<TensorEntry> entries) {
-  for (auto& request : requests) {
+Status Runtime::EnqueueGroup(std::string group, std::vector<Request>* requests,
+                             std::vector<TensorEntry>* entries) {
+  for (auto& request : *requests) {
     request.rank = topology_.rank;
     HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
   }
   int32_t epoch = -1;
   if (group.empty()) group = AutoName("group", &epoch);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].name.empty()) requests[i].name = group + "." + std::to_string(i);
-    requests[i].numbering_epoch = epoch;
-    requests[i].group = group;
-    requests[i].group_size = static_cast<int32_t>(requests.size());
+  for (size_t i = 0; i < requests->size(); ++i) {
+    Request& request = (*requests)[i];
+    if (request.name.empty()) request.name = group + "." + std::to_string(i);
+    request.numbering_epoch = epoch;
+    request.group = group;
+    request.group_size = static_cast<int32_t>(requests->size());
   }
-  return Enqueue(std::move(requests), std::move(entries));
+  return Enqueue(requests, entries);
 }
 
 std::string Runtime::AutoName(const std::string& kind, int32_t* epoch) {
@@ -161,14 +162,17 @@ RuntimeStats Runtime::stats() const {
 void Runtime::Loop() {
   Status exit_status = Status::Aborted("horde has been shut down");
   RoundPacer::Duration wait = pacer_.Next(false, false);
+  // Kept from round to round, with the buffers inside them.
+  RequestList mine;
+  ResponseList decided;
   while (true) {
     queue_.WaitForWork(wait, pacer_.spin());
     timeline_->MarkCycle();
     if (autotuner_ && topology_.rank == 0) negotiator_.set_coordinator_word(autotuner_->choice());
-    RequestList mine;
     // The epoch first: every numbered request of an earlier epoch is in the queue by now.
     mine.numbering_epoch = numbering_epoch();
-    mine.requests = queue_.TakeNewRequests();
+    queue_.TakeNewRequests(&mine.requests);
+    const bool submitted = !mine.requests.empty();
     for (const auto& r : mine.requests) {
       joined_ = joined_ || r.op == OpType::kJoin;
       timeline_->NegotiateStart(r.name, r.op);
@@ -178,8 +182,7 @@ void Runtime::Loop() {
       std::lock_guard<std::mutex> lock(failure_mu_);
       mine.failure = failure_;
     }
-    ResponseList decided;
-    Status s = negotiator_.RunRound(mine, &decided);
+    Status s = negotiator_.RunRound(&mine, &decided);
     if (!s.ok()) {
       exit_status = Status::Internal("horde stopped: negotiation with the other ranks failed: " +
                                      s.message());
@@ -203,7 +206,7 @@ void Runtime::Loop() {
       if (!decided.shutdown_reason.empty()) exit_status = Status::Aborted(decided.shutdown_reason);
       break;
     }
-    const bool progressed = !mine.requests.empty() || !decided.responses.empty();
+    const bool progressed = submitted || !decided.responses.empty();
     wait = pacer_.Next(progressed, negotiator_.has_undecided());
   }
   stopped_ = true;
@@ -213,7 +216,7 @@ void Runtime::Loop() {
 
 Status Runtime::TakeEntries(const Response& response, std::vector<TensorEntry>* entries) {
   if (!joined_ || response.kind == Response::Kind::kError) {
-    *entries = queue_.TakeEntries(response.names);
+    queue_.TakeEntries(response.names, entries);
     return Status::Ok();
   }
   // This rank has joined: for the tensors it does not hold, it contributes the identity
@@ -221,7 +224,8 @@ Status Runtime::TakeEntries(const Response& response, std::vector<TensorEntry>* 
   // runs the same implementation.
   Status status;
   for (size_t i = 0; i < response.names.size(); ++i) {
-    std::vector<TensorEntry> taken = queue_.TakeEntries({response.names[i]});
+    std::vector<TensorEntry> taken;
+    queue_.TakeEntries({response.names[i]}, &taken);
     if (!taken.empty()) {
       entries->push_back(std::move(taken[0]));
       continue;
@@ -252,7 +256,8 @@ int32_t Runtime::IdentityDevice(const Response& response) const {
 void Runtime::CompleteJoin(const Response& response) {
   joined_ = false;
   StartNumberingEpoch();
-  std::vector<TensorEntry> entries = queue_.TakeEntries(response.names);
+  std::vector<TensorEntry> entries;
+  queue_.TakeEntries(response.names, &entries);
   Record(response, entries);
   for (auto& entry : entries) {
     Tensor* out = entry.output.get();
@@ -265,7 +270,8 @@ void Runtime::CompleteJoin(const Response& response) {
 
 void Runtime::Execute(const Response& response) {
   if (response.op == OpType::kJoin) return CompleteJoin(response);
-  std::vector<TensorEntry> entries;
+  std::vector<TensorEntry>& entries = executing_;
+  entries.clear();
   Status status = TakeEntries(response, &entries);
   // Only a joined rank makes tensors here; if it cannot, every rank fails the op alike,
   // and none is left waiting inside the collective.
@@ -294,6 +300,7 @@ void Runtime::Execute(const Response& response) {
     entry.callback(status);
     timeline_->End(entry.name);
   }
+  entries.clear();  // the tensors are the callers' again (the vector keeps its capacity)
 }
 
 void Runtime::Tune() {

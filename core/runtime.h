@@ -37,13 +37,14 @@ class Runtime {
   // first epoch), n counting this runtime's unnamed operations of that kind in the
   // current numbering epoch, so ranks that submit them in the same order agree.
   Status Enqueue(Request request, TensorEntry entry);
-  // Queues several operations at once, all or none.
-  Status Enqueue(std::vector<Request> requests, std::vector<TensorEntry> entries);
+  // Queues several operations at once, all or none. Their elements are moved out (the
+  // vectors keep their capacity, for a caller that reuses them batch after batch).
+  Status Enqueue(std::vector<Request>* requests, std::vector<TensorEntry>* entries);
   // Queues operations negotiated as one group, all or none: they run only when every
   // member is ready on every rank. Member i of group G is named "G.i" unless named; an
   // empty G is numbered like an unnamed operation ("group.noname.<n>").
-  Status EnqueueGroup(std::string group, std::vector<Request> requests,
-                      std::vector<TensorEntry> entries);
+  Status EnqueueGroup(std::string group, std::vector<Request>* requests,
+                      std::vector<TensorEntry>* entries);
 
   // Starts a new numbering epoch: unnamed operations are numbered from 0 again, under
   // names no earlier epoch used (see core/numbering_epochs.h). Called where every rank
@@ -115,7 +116,8 @@ class Runtime {
   std::atomic<int32_t> last_gpu_device_{kCpuDevice};
   std::unique_ptr<Autotuner> autotuner_;  // null unless HORDE_AUTOTUNE=1
   uint64_t applied_choice_ = 0;
-  int64_t round_bytes_ = 0;  // background thread only: bytes this round reduced
+  int64_t round_bytes_ = 0;             // background thread only: bytes this round reduced
+  std::vector<TensorEntry> executing_;  // background thread only: Execute()'s, reused
   mutable std::mutex stats_mu_;
   RuntimeStats stats_;
   std::thread loop_;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/completion.h"
 #include "core/ready_event.h"
 #include "horde/data_type.h"
 #include "horde/status.h"
@@ -52,7 +53,7 @@ struct TensorEntry {
   std::shared_ptr<Tensor> input;
   std::shared_ptr<Tensor> output;  // == input for in-place ops; set by the allocator for allgather
   OutputAllocator allocate_output;
-  StatusCallback callback;
+  Completion callback;
   // Alltoall only: the rows of the input sent to each rank, in rank order, and (if set)
   // an int32 tensor with one element per rank that receives the rows each rank sent here.
   std::vector<int64_t> splits;

@@ -5,21 +5,26 @@
 
 namespace horde {
 
-Status TensorQueue::Add(std::vector<Request> requests, std::vector<TensorEntry> entries) {
+Status TensorQueue::Add(std::vector<Request>* requests, std::vector<TensorEntry>* entries) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return close_status_;
     // Entries go in one by one, so a name given twice in this batch is found too; on a
     // duplicate the batch's entries come out again: all or nothing.
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (!entries_.emplace(requests[i].name, std::move(entries[i])).second) {
-        for (size_t j = 0; j < i; ++j) entries_.erase(requests[j].name);
-        return Status::InvalidArgument("an operation named '" + requests[i].name +
+    for (size_t i = 0; i < requests->size(); ++i) {
+      const std::string& name = (*requests)[i].name;
+      if (!entries_.emplace(name, std::move((*entries)[i])).second) {
+        for (size_t j = 0; j < i; ++j) {
+          auto it = entries_.find((*requests)[j].name);
+          (*entries)[j] = std::move(it->second);
+          entries_.erase(it);
+        }
+        return Status::InvalidArgument("an operation named '" + name +
                                        "' is already in flight; names must be unique until "
                                        "the operation completes");
       }
     }
-    for (Request& request : requests) new_requests_.push_back(std::move(request));
+    for (Request& request : *requests) new_requests_.push_back(std::move(request));
     has_new_requests_.store(!new_requests_.empty(), std::memory_order_release);
   }
   cv_.notify_one();
@@ -45,25 +50,23 @@ void TensorQueue::Wake() {
   cv_.notify_one();
 }
 
-std::vector<Request> TensorQueue::TakeNewRequests() {
+void TensorQueue::TakeNewRequests(std::vector<Request>* out) {
+  out->clear();
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<Request> out;
-  out.swap(new_requests_);
+  out->swap(new_requests_);
   has_new_requests_.store(false, std::memory_order_release);
-  return out;
 }
 
-std::vector<TensorEntry> TensorQueue::TakeEntries(const std::vector<std::string>& names) {
+void TensorQueue::TakeEntries(const std::vector<std::string>& names,
+                              std::vector<TensorEntry>* out) {
+  out->clear();
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<TensorEntry> out;
-  out.reserve(names.size());
   for (const auto& name : names) {
     auto it = entries_.find(name);
     if (it == entries_.end()) continue;
-    out.push_back(std::move(it->second));
+    out->push_back(std::move(it->second));
     entries_.erase(it);
   }
-  return out;
 }
 
 std::vector<TensorEntry> TensorQueue::Close(const Status& status) {

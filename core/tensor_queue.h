@@ -19,8 +19,9 @@ namespace horde {
 class TensorQueue {
  public:
   // Adds all the operations or none: fails with InvalidArgument if any name is already
-  // in flight (or repeated), or with the closing status once the queue is closed.
-  Status Add(std::vector<Request> requests, std::vector<TensorEntry> entries);
+  // in flight (or repeated), or with the closing status once the queue is closed. The
+  // elements are moved out only when all are added.
+  Status Add(std::vector<Request>* requests, std::vector<TensorEntry>* entries);
 
   // Blocks until new requests arrive, Wake() is called, or the timeout passes. For the
   // first `spin` of it, it polls (yielding the core) instead of sleeping: a request that
@@ -30,10 +31,13 @@ class TensorQueue {
                    std::chrono::microseconds spin = std::chrono::microseconds(0));
   void Wake();
 
-  std::vector<Request> TakeNewRequests();
-  // Removes and returns the entries for `names`, in that order. A name with no entry
-  // here (a protocol violation) is skipped.
-  std::vector<TensorEntry> TakeEntries(const std::vector<std::string>& names);
+  // Replaces `out`'s contents with the requests added since the last call; the queue
+  // keeps `out`'s old storage for the next ones (two buffers trade places, round after
+  // round, without allocating).
+  void TakeNewRequests(std::vector<Request>* out);
+  // Removes the entries for `names` and puts them into `out` (replacing its contents),
+  // in that order. A name with no entry here (a protocol violation) is skipped.
+  void TakeEntries(const std::vector<std::string>& names, std::vector<TensorEntry>* out);
 
   // Refuses later Add()s with `status` and returns everything still pending.
   std::vector<TensorEntry> Close(const Status& status);

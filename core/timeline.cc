@@ -146,15 +146,15 @@ void Timeline::NegotiateEnd(const std::string& name) {
 }
 
 // Opens phase `label` on `name`'s open operation, closing the phase before it.
-void Timeline::StartPhase(const std::string& name, const std::string& label) {
+void Timeline::StartPhase(const std::string& name, std::string_view label) {
   auto found = rows_.find(name);
   if (found == rows_.end() || !found->second.operation_open) return;  // began before Start()
   Row& row = found->second;
   ClosePhase(&row);
-  row.phase_open = TryBegin(row.tid, label);
+  row.phase_open = TryBegin(row.tid, std::string(label));
 }
 
-void Timeline::ActivityStart(const std::vector<std::string>& names, const std::string& activity) {
+void Timeline::ActivityStart(const std::vector<std::string>& names, std::string_view activity) {
   if (!active()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!active()) return;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -72,7 +73,8 @@ class Timeline {
 
   void NegotiateStart(const std::string& name, OpType op);
   void NegotiateEnd(const std::string& name);
-  void ActivityStart(const std::vector<std::string>& names, const std::string& activity);
+  // A string_view, so that naming a phase allocates nothing while the timeline is off.
+  void ActivityStart(const std::vector<std::string>& names, std::string_view activity);
   void ActivityEnd(const std::vector<std::string>& names);
   void End(const std::string& name);
   void MarkCycle();
@@ -101,7 +103,7 @@ class Timeline {
   // Queues the closing event of something opened by TryBegin (its room was kept).
   void EndOpen(int32_t tid);
   void ClosePhase(Row* row);
-  void StartPhase(const std::string& name, const std::string& label);
+  void StartPhase(const std::string& name, std::string_view label);
   // Stops recording, closes every open event and queues the drop count; returns the
   // writer (null when not started) for CloseWriter.
   std::unique_ptr<TimelineWriter> DetachWriter();

@@ -8,13 +8,17 @@
 namespace horde {
 namespace mpi {
 
-FusionCopier::FusionCopier(std::vector<TensorEntry>& entries) {
+void FusionCopier::Layout(std::vector<TensorEntry>& entries) {
+  inputs_.clear();
+  outputs_.clear();
+  sizes_.clear();
+  buffer_ = nullptr;
   for (auto& e : entries) {
     inputs_.push_back(static_cast<const char*>(e.input->data()));
     outputs_.push_back(static_cast<char*>(e.output->data()));
     sizes_.push_back(e.input->size_bytes());
   }
-  offsets_ = FusionOffsets(sizes_, &total_);
+  FusionOffsets(sizes_, &offsets_, &total_);
 }
 
 Status FusionCopier::Bind(HostBuffer* buffer) { return buffer->Reserve(total_, &buffer_); }

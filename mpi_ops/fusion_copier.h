@@ -13,10 +13,12 @@ namespace mpi {
 // byte range of the buffer, so a pipeline can copy one chunk while another is reduced.
 // Layout as core/fusion_planner.h's FusionOffsets; alignment padding is zeroed on the
 // way in so scaling never sees garbage bit patterns.
+// Reusable: Layout() keeps its vectors' capacity, so an op that holds one allocates
+// nothing per fused response once it has seen one as large.
 class FusionCopier {
  public:
-  // Lays the entries out.
-  explicit FusionCopier(std::vector<TensorEntry>& entries);
+  // Lays the entries out (forgetting any earlier layout and buffer).
+  void Layout(std::vector<TensorEntry>& entries);
   // Grows `buffer` to the layout's size and copies through it from then on.
   Status Bind(HostBuffer* buffer);
 

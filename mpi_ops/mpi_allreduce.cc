@@ -44,7 +44,8 @@ Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& 
     if (out != e.input->data() && bytes > 0) std::memcpy(out, e.input->data(), bytes);
     return ReduceInPlace(out, bytes / element_size, response);
   }
-  FusionCopier copier(entries);
+  FusionCopier& copier = copier_;
+  copier.Layout(entries);
   HORDE_RETURN_IF_ERROR(BindFusionBuffer(&copier, response));
   const int64_t total = copier.total_bytes();
   if (total > kPipelineChunkBytes) {

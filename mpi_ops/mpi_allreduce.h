@@ -51,6 +51,7 @@ class MpiAllreduce : public CollectiveOp {
   std::shared_ptr<MpiDatatypes> types_;
   std::shared_ptr<Timeline> timeline_;
   HostBuffer fusion_buffer_;
+  FusionCopier copier_;              // laid out again for each fused response
   int64_t agreed_fusion_bytes_ = 0;  // the largest fused size every rank has held
 };
 

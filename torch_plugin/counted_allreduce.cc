@@ -8,36 +8,41 @@
 namespace horde {
 namespace torch_ops {
 
-void AllreduceInPlaceCounted(const std::vector<at::Tensor>& tensors,
-                             const std::vector<std::string>& names, const std::string& group,
-                             const std::vector<size_t>& tags, ReduceOp op, double prescale,
-                             double postscale, int32_t process_set,
-                             const std::shared_ptr<CompletionCounter>& done) {
-  std::string context;
-  const std::shared_ptr<Runtime> runtime = RequireRuntime(process_set, &context);
-  std::vector<Request> requests(tensors.size());
-  std::vector<TensorEntry> entries(tensors.size());
+CountedAllreduce::CountedAllreduce(ReduceOp op, double prescale, double postscale,
+                                   int32_t process_set)
+    : op_(op), prescale_(prescale), postscale_(postscale), process_set_(process_set) {}
+
+void CountedAllreduce::Submit(const std::vector<at::Tensor>& tensors,
+                              const std::vector<std::string>& names, const std::string& group,
+                              const std::vector<size_t>& tags) {
+  if (tensors.empty()) return;
+  const std::shared_ptr<Runtime> runtime = RequireRuntime(process_set_, &context_);
+  requests_.resize(tensors.size());
+  entries_.resize(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
-    Request& request = requests[i];
+    Request& request = requests_[i];
     request.op = OpType::kAllreduce;
     if (group.empty()) request.name = names[i];
-    request.reduce_op = op;
-    request.prescale = prescale;
-    request.postscale = postscale;
-    Describe(tensors[i], tensors[i], &request, &entries[i]);
-    entries[i].callback = [done, tag = tags[i], context](const Status& status) {
-      done->Complete(tag, InContext(status, context));
-    };
+    request.reduce_op = op_;
+    request.prescale = prescale_;
+    request.postscale = postscale_;
+    if (views_.size() <= tags[i]) views_.resize(tags[i] + 1);
+    Describe(tensors[i], tensors[i], &request, &entries_[i], &views_[tags[i]]);
+    entries_[i].callback = Completion(done_, tags[i]);
   }
   // Counted in before the background thread can count any of them out.
-  done->Expect(tensors.size());
-  Status status = group.empty()
-                      ? runtime->Enqueue(std::move(requests), std::move(entries))
-                      : runtime->EnqueueGroup(group, std::move(requests), std::move(entries));
+  done_->Expect(tensors.size());
+  Status status = group.empty() ? runtime->Enqueue(&requests_, &entries_)
+                                : runtime->EnqueueGroup(group, &requests_, &entries_);
+  requests_.clear();
+  entries_.clear();
   if (status.ok()) return;
-  status = InContext(status, context);
-  for (size_t tag : tags) done->Complete(tag, status);
-  throw Error(status);
+  for (size_t tag : tags) done_->Complete(tag, status);  // Wait() adds the context
+  throw Error(InContext(status, context_));
+}
+
+Status CountedAllreduce::Wait(std::vector<size_t>* failed_tags) {
+  return InContext(done_->Wait(failed_tags), context_);
 }
 
 }  // namespace torch_ops

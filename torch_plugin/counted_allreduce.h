@@ -8,25 +8,46 @@
 #include <vector>
 
 #include "core/completion_counter.h"
+#include "core/request.h"
+#include "core/tensor.h"
 #include "horde/data_type.h"
+#include "torch_plugin/torch_tensor.h"
 
 namespace horde {
 namespace torch_ops {
 
-// In-place allreduces of contiguous tensors, queued as one batch (one queue lock and
-// one wake-up of the background thread) and completed through `done` rather than
-// handles: tensors[i]'s operation ends with done->Complete(tags[i], status), with no
-// handle table entry and no waiter to wake per tensor. DistributedOptimizer's path.
-//
-// With a non-empty `group` they are negotiated as one group of that name (members
-// "<group>.<i>"); otherwise tensors[i] is named names[i]. Local misuse throws
-// horde::Error before anything is queued; a failure to queue completes every tag with
-// it and throws it.
-void AllreduceInPlaceCounted(const std::vector<at::Tensor>& tensors,
-                             const std::vector<std::string>& names, const std::string& group,
-                             const std::vector<size_t>& tags, ReduceOp op, double prescale,
-                             double postscale, int32_t process_set,
-                             const std::shared_ptr<CompletionCounter>& done);
+// In-place allreduces of contiguous tensors for DistributedOptimizer's path: queued in
+// batches (one queue lock and one wake-up of the background thread per batch) and
+// completed by count rather than by handle (no handle table entry and no waiter to wake
+// per tensor). What a batch needs is kept from batch to batch (the request and entry
+// vectors, each tag's view of its tensor), so that a steady-state step allocates little
+// per tensor. Not thread-safe: the owner serializes its calls.
+class CountedAllreduce {
+ public:
+  CountedAllreduce(ReduceOp op, double prescale, double postscale, int32_t process_set);
+
+  // Queues tensors[i] as an allreduce named names[i] that ends with a count-down under
+  // tags[i] (tags are small: one view is kept per tag). With a non-empty `group` they are
+  // negotiated as one group of that name (members "<group>.<i>") and `names` is unused.
+  // Local misuse throws horde::Error before anything is queued; a failure to queue
+  // counts every tag down with it and throws it.
+  void Submit(const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names,
+              const std::string& group, const std::vector<size_t>& tags);
+  // Waits for everything submitted; returns the first failure (in the process set's
+  // context) and the tags of every failed operation.
+  Status Wait(std::vector<size_t>* failed_tags);
+
+ private:
+  const ReduceOp op_;
+  const double prescale_;
+  const double postscale_;
+  const int32_t process_set_;
+  const std::shared_ptr<CompletionCounter> done_ = std::make_shared<CompletionCounter>();
+  std::string context_;  // of the last submission's process set
+  std::vector<Request> requests_;
+  std::vector<TensorEntry> entries_;
+  std::vector<std::shared_ptr<TorchTensor>> views_;  // by tag
+};
 
 }  // namespace torch_ops
 }  // namespace horde

@@ -63,6 +63,8 @@ GradientReducer::GradientReducer(std::vector<at::Tensor> params, std::vector<std
     prescale_ = 1.0 / options_.gradient_predivide_factor;
     postscale_ = options_.gradient_predivide_factor;
   }
+  allreduce_ = std::make_unique<CountedAllreduce>(options_.op, prescale_, postscale_,
+                                                  options_.process_set);
   MakeGroups();
   if (options_.bucket_cap_bytes > 0) {
     if (options_.compressor || !groups_.empty()) {
@@ -154,8 +156,7 @@ void GradientReducer::Start(size_t i) {
   if (buckets_) {
     if (GradientBuckets::Bucket* bucket = buckets_->MarkReady(i)) {
       const size_t tag = slots_.size() + (bucket - buckets_->buckets().data());
-      AllreduceInPlaceCounted({bucket->buffer}, {bucket->name}, "", {tag}, o.op, prescale_,
-                              postscale_, o.process_set, done_);
+      allreduce_->Submit({bucket->buffer}, {bucket->name}, "", {tag});
     }
     return;
   }
@@ -218,15 +219,13 @@ void GradientReducer::Submit(const std::vector<size_t>& slots) {
     scratch_tensors_[k] = slot.sent;
     scratch_names_[k] = slot.name;
   }
-  AllreduceInPlaceCounted(scratch_tensors_, scratch_names_, "", slots, options_.op, prescale_,
-                          postscale_, options_.process_set, done_);
+  allreduce_->Submit(scratch_tensors_, scratch_names_, "", slots);
   for (at::Tensor& tensor : scratch_tensors_) tensor.reset();
   for (size_t i : slots) slots_[i].counted = true;
 }
 
 void GradientReducer::StartGroup(size_t g) {
   Group& group = groups_[g];
-  const GradientReducerOptions& o = options_;
   std::vector<at::Tensor> sent;
   for (size_t i : group.members) {
     PrepareSent(i);
@@ -234,8 +233,7 @@ void GradientReducer::StartGroup(size_t g) {
   }
   group.ready.clear();
   // Named after its first parameter, so two optimizers' groups never collide.
-  AllreduceInPlaceCounted(sent, {}, slots_[group.members.front()].name + ".group", group.members,
-                          o.op, prescale_, postscale_, o.process_set, done_);
+  allreduce_->Submit(sent, {}, slots_[group.members.front()].name + ".group", group.members);
   for (size_t i : group.members) slots_[i].counted = true;
 }
 
@@ -273,7 +271,7 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
   batching_ = false;
   batch_.clear();
   std::vector<size_t> failed;
-  const Status status = done_->Wait(&failed);
+  const Status status = allreduce_->Wait(&failed);
   if (!status.ok() && !*error) *error = std::make_exception_ptr(Error(status));
   for (size_t i : failed) {
     if (i < slots_.size()) slots_[i].counted = false;
@@ -300,7 +298,7 @@ void GradientReducer::SynchronizeBuckets(std::exception_ptr* error) {
   } catch (...) {
     if (!*error) *error = std::current_exception();
   }
-  const Status status = done_->Wait(nullptr);
+  const Status status = allreduce_->Wait(nullptr);
   if (!status.ok() && !*error) *error = std::make_exception_ptr(Error(status));
 }
 

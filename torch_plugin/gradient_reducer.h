@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/completion_counter.h"
 #include "horde/data_type.h"
+#include "torch_plugin/counted_allreduce.h"
 #include "torch_plugin/gradient_buckets.h"
 #include "torch_plugin/gradient_compressor.h"
 #include "torch_plugin/handle_table.h"
@@ -130,8 +130,8 @@ class GradientReducer {
   double prescale_ = 1.0;
   double postscale_ = 1.0;
   std::unique_ptr<GradientBuckets> buckets_;
-  // Every allreduce of a step (tags: slot indices; buckets after them) reports here.
-  const std::shared_ptr<CompletionCounter> done_ = std::make_shared<CompletionCounter>();
+  // Every allreduce of a step (tags: slot indices; buckets after them).
+  std::unique_ptr<CountedAllreduce> allreduce_;
   // While Synchronize() starts what no hook did: slots to submit in one call.
   bool batching_ = false;
   std::vector<size_t> batch_;

@@ -71,14 +71,18 @@ void CheckTensor(const at::Tensor& t, const char* role, const std::string& op) {
 }
 
 void Describe(const at::Tensor& input, const at::Tensor& output, Request* request,
-              TensorEntry* entry) {
+              TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view) {
   const std::string op_name = OpTypeName(request->op);
   CheckTensor(input, "input", op_name);
   ThrowIfError(ToHordeType(input.scalar_type(), &request->dtype));
   if (output.defined()) CheckOutputMatches(input, output, op_name);
   std::shared_ptr<ReadyEvent> ready;
   ThrowIfError(RecordReadyEvent(input, &ready));
-  auto input_tensor = std::make_shared<TorchTensor>(input);
+  std::shared_ptr<TorchTensor> made;
+  std::shared_ptr<TorchTensor>& input_tensor = input_view ? *input_view : made;
+  if (!input_tensor || !input_tensor->tensor().is_same(input)) {
+    input_tensor = std::make_shared<TorchTensor>(input);
+  }
   request->shape = input_tensor->shape();
   request->device = input_tensor->device();
   entry->input = input_tensor;

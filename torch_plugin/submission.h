@@ -8,6 +8,7 @@
 
 #include "core/runtime.h"
 #include "core/tensor.h"
+#include "torch_plugin/torch_tensor.h"
 
 namespace horde {
 namespace torch_ops {
@@ -37,9 +38,10 @@ void CheckTensor(const at::Tensor& t, const char* role, const std::string& op);
 // Checks `input` (and `output`, if defined: the input's dtype, shape and device) and
 // fills the request's dtype, shape and device and the entry's tensors and ready event;
 // the caller adds the completion callback (and, without an output, the allocator).
-// Throws horde::Error.
+// With `input_view`, the view of the input an earlier call left there is used again if
+// it still is of `input` (no allocation), and replaced otherwise. Throws horde::Error.
 void Describe(const at::Tensor& input, const at::Tensor& output, Request* request,
-              TensorEntry* entry);
+              TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view = nullptr);
 
 }  // namespace torch_ops
 }  // namespace horde

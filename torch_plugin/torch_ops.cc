@@ -84,7 +84,7 @@ void Prepare(Request request, const at::Tensor& input, const at::Tensor& output,
 
 // Queues the batch, all or nothing, and returns its handles.
 std::vector<HandleId> EnqueueBatch(Runtime& runtime, Batch batch) {
-  Status status = runtime.Enqueue(std::move(batch.requests), std::move(batch.entries));
+  Status status = runtime.Enqueue(&batch.requests, &batch.entries);
   if (!status.ok()) Abandon(batch, status);
   return batch.handles;
 }
@@ -115,8 +115,7 @@ std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at
   } catch (const Error& e) {
     Abandon(batch, e.status());
   }
-  Status status = target.runtime->EnqueueGroup(name, std::move(batch.requests),
-                                               std::move(batch.entries));
+  Status status = target.runtime->EnqueueGroup(name, &batch.requests, &batch.entries);
   if (!status.ok()) Abandon(batch, status);
   return batch.handles;
 }

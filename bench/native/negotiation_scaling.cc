@@ -147,7 +147,7 @@ class Simulation {
     ResponseList decided;
     counting_[rank]->Reset();
     const int64_t start = ThreadCpuNanoseconds();
-    out->status = negotiators_[rank]->RunRound(mine, &decided);
+    out->status = negotiators_[rank]->RunRound(&mine, &decided);
     out->cpu_ns = ThreadCpuNanoseconds() - start;
     out->counts = counting_[rank]->counts();
     for (const Response& response : decided.responses) {

@@ -33,7 +33,8 @@ void SimulatedRanks::RunRound(const std::vector<RequestList>& mine, std::vector<
   status->assign(size(), Status());
   decided->assign(size(), ResponseList());
   RunOnRanks(size(), [&](int rank) {
-    (*status)[rank] = negotiators_[rank]->RunRound(mine[rank], &(*decided)[rank]);
+    RequestList list = mine[rank];
+    (*status)[rank] = negotiators_[rank]->RunRound(&list, &(*decided)[rank]);
   });
 }
 

@@ -27,7 +27,13 @@ Status AddAll(TensorQueue* queue, const std::vector<std::string>& names) {
     requests.push_back(Named(name));
     entries.push_back(EntryNamed(name));
   }
-  return queue->Add(std::move(requests), std::move(entries));
+  return queue->Add(&requests, &entries);
+}
+
+std::vector<Request> NewRequests(TensorQueue* queue) {
+  std::vector<Request> out;
+  queue->TakeNewRequests(&out);
+  return out;
 }
 
 Status Add(TensorQueue* queue, const std::string& name) { return AddAll(queue, {name}); }
@@ -38,15 +44,21 @@ std::vector<std::string> NamesOf(const std::vector<TensorEntry>& entries) {
   return names;
 }
 
+// The names of the entries TakeEntries() gives for `names`.
+std::vector<std::string> Take(TensorQueue* queue, const std::vector<std::string>& names) {
+  std::vector<TensorEntry> out;
+  queue->TakeEntries(names, &out);
+  return NamesOf(out);
+}
+
 TEST(TensorQueue, AddsSeveralOperationsAllOrNone) {
   TensorQueue queue;
   ASSERT_TRUE(Add(&queue, "busy").ok());
   EXPECT_EQ(AddAll(&queue, {"a", "busy", "b"}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(AddAll(&queue, {"c", "c"}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(queue.TakeNewRequests().size(), 1u) << "neither failed batch may leave a trace";
+  EXPECT_EQ(NewRequests(&queue).size(), 1u) << "neither failed batch may leave a trace";
   ASSERT_TRUE(AddAll(&queue, {"a", "b"}).ok());
-  EXPECT_EQ(NamesOf(queue.TakeEntries({"a", "b", "busy"})),
-            (std::vector<std::string>{"a", "b", "busy"}));
+  EXPECT_EQ(Take(&queue, {"a", "b", "busy"}), (std::vector<std::string>{"a", "b", "busy"}));
 }
 
 TEST(TensorQueue, RejectsADuplicateNameWhileInFlight) {
@@ -56,10 +68,10 @@ TEST(TensorQueue, RejectsADuplicateNameWhileInFlight) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("'grad' is already in flight"), std::string::npos) << s.message();
   // Only the first was queued for negotiation.
-  EXPECT_EQ(queue.TakeNewRequests().size(), 1u);
+  EXPECT_EQ(NewRequests(&queue).size(), 1u);
 
   // Once it has completed, the name is free again.
-  EXPECT_EQ(NamesOf(queue.TakeEntries({"grad"})), std::vector<std::string>{"grad"});
+  EXPECT_EQ(Take(&queue, {"grad"}), std::vector<std::string>{"grad"});
   EXPECT_TRUE(Add(&queue, "grad").ok());
 }
 
@@ -67,38 +79,37 @@ TEST(TensorQueue, NewRequestsAreTakenOnceInSubmissionOrder) {
   TensorQueue queue;
   for (const char* name : {"c", "a", "b"}) ASSERT_TRUE(Add(&queue, name).ok());
   std::vector<std::string> names;
-  for (const auto& r : queue.TakeNewRequests()) names.push_back(r.name);
+  for (const auto& r : NewRequests(&queue)) names.push_back(r.name);
   EXPECT_EQ(names, (std::vector<std::string>{"c", "a", "b"}));
-  EXPECT_TRUE(queue.TakeNewRequests().empty());
+  EXPECT_TRUE(NewRequests(&queue).empty());
 }
 
 TEST(TensorQueue, TakeEntriesFollowsTheGivenOrderAndSkipsUnknownNames) {
   TensorQueue queue;
   for (const char* name : {"a", "b", "c"}) ASSERT_TRUE(Add(&queue, name).ok());
-  EXPECT_EQ(NamesOf(queue.TakeEntries({"c", "unknown", "a"})),
-            (std::vector<std::string>{"c", "a"}));
+  EXPECT_EQ(Take(&queue, {"c", "unknown", "a"}), (std::vector<std::string>{"c", "a"}));
   // Taken entries are gone; "b" is still there.
-  EXPECT_TRUE(queue.TakeEntries({"a", "c"}).empty());
-  EXPECT_EQ(NamesOf(queue.TakeEntries({"b"})), std::vector<std::string>{"b"});
+  EXPECT_TRUE(Take(&queue, {"a", "c"}).empty());
+  EXPECT_EQ(Take(&queue, {"b"}), std::vector<std::string>{"b"});
 }
 
 TEST(TensorQueue, CloseReturnsPendingEntriesAndRefusesLaterAdds) {
   TensorQueue queue;
   ASSERT_TRUE(Add(&queue, "x").ok());
   ASSERT_TRUE(Add(&queue, "y").ok());
-  queue.TakeNewRequests();  // "x" and "y" are now in negotiation, still pending
+  NewRequests(&queue);  // "x" and "y" are now in negotiation, still pending
   ASSERT_TRUE(Add(&queue, "z").ok());
 
   std::vector<std::string> closed = NamesOf(queue.Close(Status::Aborted("horde has shut down")));
   std::sort(closed.begin(), closed.end());
   EXPECT_EQ(closed, (std::vector<std::string>{"x", "y", "z"}));
-  EXPECT_TRUE(queue.TakeNewRequests().empty());
+  EXPECT_TRUE(NewRequests(&queue).empty());
 
   Status s = Add(&queue, "late");
   EXPECT_EQ(s.code(), StatusCode::kAborted);
   EXPECT_EQ(s.message(), "horde has shut down");
-  EXPECT_TRUE(queue.TakeNewRequests().empty());
-  EXPECT_TRUE(queue.TakeEntries({"late"}).empty());
+  EXPECT_TRUE(NewRequests(&queue).empty());
+  EXPECT_TRUE(Take(&queue, {"late"}).empty());
 }
 
 TEST(TensorQueue, WaitForWorkReturnsOnAddOrWake) {
@@ -112,7 +123,7 @@ TEST(TensorQueue, WaitForWorkReturnsOnAddOrWake) {
   queue.WaitForWork(kLong);
   adder.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
-  EXPECT_EQ(queue.TakeNewRequests().size(), 1u);
+  EXPECT_EQ(NewRequests(&queue).size(), 1u);
 
   start = std::chrono::steady_clock::now();
   std::thread waker([&] {

@@ -47,7 +47,7 @@ void RunGroup(const std::string& group, const std::vector<std::shared_ptr<HostTe
     requests.push_back(Adasum("", tensors[i]));
     entries.push_back(InPlace(tensors[i], pending.back()));
   }
-  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup(group, std::move(requests), std::move(entries)).ok());
+  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup(group, &requests, &entries).ok());
   for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
 }
 

@@ -88,7 +88,7 @@ class AllocationTest : public ::testing::Test {
       requests.push_back(std::move(request));
       entries.push_back(std::move(entry));
     }
-    EXPECT_TRUE(runtime_->Enqueue(std::move(requests), std::move(entries)).ok());
+    EXPECT_TRUE(runtime_->Enqueue(&requests, &entries).ok());
     return pending;
   }
 

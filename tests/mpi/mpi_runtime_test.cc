@@ -62,7 +62,7 @@ std::vector<std::shared_ptr<Tensor>> RunFusedGroup(
     requests[i].shape = inputs[i]->shape();
   }
   const RuntimeStats before = CurrentRuntime()->stats();
-  EXPECT_TRUE(CurrentRuntime()->EnqueueGroup(group, std::move(requests), std::move(entries)).ok());
+  EXPECT_TRUE(CurrentRuntime()->EnqueueGroup(group, &requests, &entries).ok());
   for (auto& p : pending) EXPECT_TRUE(p->Wait().ok()) << p->status.message();
   EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors,
             static_cast<int64_t>(inputs.size()));
@@ -142,7 +142,7 @@ TEST(MpiRuntime, AFusedBufferOfSeveralChunksIsReducedAndScaledExactly) {
     pending.push_back(p);
   }
   const RuntimeStats before = CurrentRuntime()->stats();
-  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup("pipelined", requests, std::move(entries)).ok());
+  ASSERT_TRUE(CurrentRuntime()->EnqueueGroup("pipelined", &requests, &entries).ok());
   for (auto& p : pending) ASSERT_TRUE(p->Wait().ok()) << p->status.message();
   EXPECT_EQ(CurrentRuntime()->stats().fused_tensors - before.fused_tensors, 13);
   const int n = Size();
