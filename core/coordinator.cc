@@ -42,7 +42,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
     const int64_t bytes = FusionBytes(response, requests[0]);
     ready.push_back({std::move(response), bytes});
   }
-  out->responses = planner_.Plan(std::move(ready));
+  out->responses = planner_.Plan(ready);
   for (auto& error : outrun) out->responses.push_back(std::move(error));
   // After the ready names are taken, so a name that just became ready never counts.
   StallInspector::Findings stalls = inspector_.Inspect(now, &table_);

@@ -45,37 +45,44 @@ void FusionOffsets(const std::vector<int64_t>& sizes, std::vector<int64_t>* offs
   *total = end;
 }
 
-std::vector<Response> FusionPlanner::Plan(std::vector<PlannedResponse>&& ready) const {
-  struct Group {
-    Response response;
-    int64_t end = 0;  // bytes used, the last tensor unpadded
-    bool open = true;
-  };
-  std::vector<Group> groups;
-  for (auto& item : ready) {
-    if (!Fusable(item.response) || item.bytes >= in_place_bytes_) {
-      groups.push_back({std::move(item.response), 0, false});
-      continue;
-    }
-    bool placed = false;
-    for (auto& g : groups) {
-      if (!g.open || !EqualIn<kFusionKey>(g.response, item.response)) continue;
-      int64_t new_end = AlignToFusion(g.end) + item.bytes;
-      if (new_end > threshold_) continue;
-      Append(item.response, &g.response);
-      g.end = new_end;
-      placed = true;
-      break;
-    }
-    if (!placed) {
-      bool fits = threshold_ > 0 && item.bytes <= threshold_;
-      groups.push_back({std::move(item.response), item.bytes, fits});
-    }
-  }
+std::vector<Response> FusionPlanner::Plan(const std::vector<PlannedResponse>& ready) {
   std::vector<Response> out;
-  out.reserve(groups.size());
-  for (auto& g : groups) out.push_back(std::move(g.response));
+  Plan(ready, ready.size(), &out);
   return out;
+}
+
+void FusionPlanner::Plan(const std::vector<PlannedResponse>& ready, size_t count,
+                         std::vector<Response>* out) {
+  packs_.clear();
+  for (size_t i = 0; i < count; ++i) {
+    const PlannedResponse& item = ready[i];
+    const bool fusable = Fusable(item.response) && item.bytes < in_place_bytes_;
+    bool placed = false;
+    for (size_t p = 0; fusable && p < packs_.size() && !placed; ++p) {
+      Pack& pack = packs_[p];
+      if (!pack.open || !EqualIn<kFusionKey>((*out)[p], item.response)) continue;
+      const int64_t new_end = AlignToFusion(pack.end) + item.bytes;
+      if (new_end > threshold_) continue;
+      Append(item.response, &(*out)[p]);
+      pack.end = new_end;
+      placed = true;
+    }
+    if (placed) continue;
+    if (out->size() <= packs_.size()) {
+      out->emplace_back();
+      if (!spare_.empty()) {
+        out->back() = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+    (*out)[packs_.size()] = item.response;
+    packs_.push_back(
+        {fusable ? item.bytes : 0, fusable && threshold_ > 0 && item.bytes <= threshold_});
+  }
+  while (out->size() > packs_.size()) {
+    spare_.push_back(std::move(out->back()));
+    out->pop_back();
+  }
 }
 
 }  // namespace horde

@@ -42,12 +42,25 @@ class FusionPlanner {
   explicit FusionPlanner(int64_t threshold_bytes, int64_t in_place_bytes = kDefaultInPlaceBytes)
       : threshold_(threshold_bytes), in_place_bytes_(in_place_bytes) {}
 
-  // Moves the responses out of `ready` (which keeps its capacity).
-  std::vector<Response> Plan(std::vector<PlannedResponse>&& ready) const;
+  std::vector<Response> Plan(const std::vector<PlannedResponse>& ready);
+  // The plan for ready[0, count) into `out` (replacing its contents), copied into the
+  // responses already there: a caller that keeps `out` (and `ready`) from round to round
+  // allocates nothing for rounds no larger than earlier ones.
+  void Plan(const std::vector<PlannedResponse>& ready, size_t count, std::vector<Response>* out);
 
  private:
+  // An output response being filled.
+  struct Pack {
+    int64_t end = 0;  // bytes used, the last tensor unpadded
+    bool open = true;
+  };
+
   int64_t threshold_;
   int64_t in_place_bytes_;
+  std::vector<Pack> packs_;  // per output response of the current Plan()
+  // Responses a smaller plan left over, kept (with their vectors' capacity) for a larger
+  // one.
+  std::vector<Response> spare_;
 };
 
 }  // namespace horde

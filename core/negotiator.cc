@@ -21,6 +21,18 @@ void Negotiator::set_fusion_threshold(int64_t bytes) {
   coordinator_.set_fusion_threshold(bytes);
 }
 
+template <typename Leave>
+void Negotiator::ReturnHits(const Leave& leave) {
+  if (hit_count_ == 0) return;
+  for (uint32_t position = 0; position < hit_at_.size(); ++position) {
+    std::optional<Request>& hit = hit_at_[position];
+    if (!hit || !leave(position, *hit)) continue;
+    unsent_.push_back(std::move(*hit));
+    hit.reset();
+    --hit_count_;
+  }
+}
+
 Status Negotiator::RunRound(RequestList* mine, ResponseList* out) {
   const SteadyTime now = clock_();
   RoundBits& bits = mine_bits_;  // reset field by field: the vectors keep their capacity
@@ -49,6 +61,7 @@ Status Negotiator::RunRound(RequestList* mine, ResponseList* out) {
   if (all.join) join_in_progress_ = true;
   TakeFastResponses(all, &out->responses);
   out->shutdown = all.shutdown;
+  out->shutdown_reason.clear();
   for (uint32_t position : all.invalid) {
     ReturnHits([position](uint32_t at, const Request&) { return at == position; });
     cache_.Erase(position);
@@ -112,19 +125,8 @@ void Negotiator::InvalidateStalledHits(SteadyTime now, RoundBits* mine) {
   });
 }
 
-void Negotiator::ReturnHits(const std::function<bool(uint32_t, const Request&)>& leave) {
-  if (hit_count_ == 0) return;
-  for (uint32_t position = 0; position < hit_at_.size(); ++position) {
-    std::optional<Request>& hit = hit_at_[position];
-    if (!hit || !leave(position, *hit)) continue;
-    unsent_.push_back(std::move(*hit));
-    hit.reset();
-    --hit_count_;
-  }
-}
-
 void Negotiator::TakeFastResponses(const RoundBits& all, std::vector<Response>* out) {
-  ready_.clear();
+  size_t count = 0;
   for (uint32_t position : all.ready) {
     const Response& response = cache_.response(position);
     // What the coordinator planned with, from the request every rank agreed on. Every
@@ -136,10 +138,14 @@ void Negotiator::TakeFastResponses(const RoundBits& all, std::vector<Response>* 
       --hit_count_;
     }
     cache_.Touch(position);
-    ready_.push_back({response, bytes});
+    // Copied into the response kept there from earlier rounds (its vectors' capacity).
+    if (ready_.size() <= count) ready_.emplace_back();
+    ready_[count].response = response;
+    ready_[count].bytes = bytes;
+    ++count;
   }
-  fast_path_responses_ += static_cast<int64_t>(ready_.size());
-  *out = planner_.Plan(std::move(ready_));
+  fast_path_responses_ += static_cast<int64_t>(count);
+  planner_.Plan(ready_, count, out);
 }
 
 Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, ResponseList* decided) {

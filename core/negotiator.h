@@ -78,9 +78,10 @@ class Negotiator {
   // coordinator, whose stall inspector must see it in time.
   std::chrono::duration<double> HitPatience() const;
   void InvalidateStalledHits(SteadyTime now, RoundBits* mine);
-  // Sends the pending hits that `leave` selects (by position and request) back through
-  // the slow path.
-  void ReturnHits(const std::function<bool(uint32_t, const Request&)>& leave);
+  // Sends the pending hits that `leave(position, request)` selects back through the slow
+  // path. A template: a std::function of a capturing lambda would allocate every round.
+  template <typename Leave>
+  void ReturnHits(const Leave& leave);
   void TakeFastResponses(const RoundBits& all, std::vector<Response>* out);
   Status RunSlowPath(const RequestList& mine, SteadyTime now, ResponseList* decided);
   // Caches what the slow path decided and forgets the requests it answered.
@@ -101,7 +102,7 @@ class Negotiator {
   RoundBits mine_bits_;
   RoundBits all_bits_;
   std::vector<uint64_t> words_;
-  std::vector<PlannedResponse> ready_;
+  std::vector<PlannedResponse> ready_;   // its first entries are this round's
   std::vector<Request> unsent_;          // for the coordinator, next slow round
   std::map<std::string, Request> sent_;  // with the coordinator, undecided
   int32_t sent_epoch_ = 0;               // the numbering epoch the coordinator knows

@@ -10,15 +10,11 @@ Status TensorQueue::Add(std::vector<Request>* requests, std::vector<TensorEntry>
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return close_status_;
     // Entries go in one by one, so a name given twice in this batch is found too; on a
-    // duplicate the batch's entries come out again: all or nothing.
+    // duplicate the batch's entries go back to the caller: all or nothing.
     for (size_t i = 0; i < requests->size(); ++i) {
       const std::string& name = (*requests)[i].name;
-      if (!entries_.emplace(name, std::move((*entries)[i])).second) {
-        for (size_t j = 0; j < i; ++j) {
-          auto it = entries_.find((*requests)[j].name);
-          (*entries)[j] = std::move(it->second);
-          entries_.erase(it);
-        }
+      if (!Insert(name, &(*entries)[i])) {
+        for (size_t j = 0; j < i; ++j) (*entries)[j] = Remove(entries_.find((*requests)[j].name));
         return Status::InvalidArgument("an operation named '" + name +
                                        "' is already in flight; names must be unique until "
                                        "the operation completes");
@@ -29,6 +25,30 @@ Status TensorQueue::Add(std::vector<Request>* requests, std::vector<TensorEntry>
   }
   cv_.notify_one();
   return Status::Ok();
+}
+
+bool TensorQueue::Insert(const std::string& name, TensorEntry* entry) {
+  if (spare_nodes_.empty()) {
+    auto [it, inserted] = entries_.try_emplace(name);  // leaves `entry` alone on failure
+    if (inserted) it->second = std::move(*entry);
+    return inserted;
+  }
+  EntryMap::node_type node = std::move(spare_nodes_.back());
+  spare_nodes_.pop_back();
+  node.key() = name;  // into the spare key's capacity
+  node.mapped() = std::move(*entry);
+  auto result = entries_.insert(std::move(node));
+  if (result.inserted) return true;
+  *entry = std::move(result.node.mapped());
+  spare_nodes_.push_back(std::move(result.node));
+  return false;
+}
+
+TensorEntry TensorQueue::Remove(EntryMap::iterator it) {
+  EntryMap::node_type node = entries_.extract(it);
+  TensorEntry entry = std::move(node.mapped());
+  if (spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
+  return entry;
 }
 
 void TensorQueue::WaitForWork(std::chrono::microseconds timeout, std::chrono::microseconds spin) {
@@ -63,9 +83,7 @@ void TensorQueue::TakeEntries(const std::vector<std::string>& names,
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& name : names) {
     auto it = entries_.find(name);
-    if (it == entries_.end()) continue;
-    out->push_back(std::move(it->second));
-    entries_.erase(it);
+    if (it != entries_.end()) out->push_back(Remove(it));
   }
 }
 
@@ -76,6 +94,7 @@ std::vector<TensorEntry> TensorQueue::Close(const Status& status) {
   std::vector<TensorEntry> out;
   for (auto& kv : entries_) out.push_back(std::move(kv.second));
   entries_.clear();
+  spare_nodes_.clear();
   new_requests_.clear();
   has_new_requests_.store(false, std::memory_order_release);
   return out;

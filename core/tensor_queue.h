@@ -43,9 +43,22 @@ class TensorQueue {
   std::vector<TensorEntry> Close(const Status& status);
 
  private:
+  using EntryMap = std::unordered_map<std::string, TensorEntry>;
+  // Enough for a large model's gradients in flight at once, small enough to be no leak.
+  static constexpr size_t kMaxSpareNodes = 4096;
+
+  // Adds `entry` under `name` unless the name is in flight (then `entry` is left as it
+  // was). Needs mu_.
+  bool Insert(const std::string& name, TensorEntry* entry);
+  // Takes the entry out and keeps its node for a later Insert. Needs mu_.
+  TensorEntry Remove(EntryMap::iterator it);
+
   std::mutex mu_;
   std::condition_variable cv_;
-  std::unordered_map<std::string, TensorEntry> entries_;
+  EntryMap entries_;
+  // Nodes of entries taken out, reused by later ones (with their keys' capacity), so that
+  // the steady state allocates no node per operation.
+  std::vector<EntryMap::node_type> spare_nodes_;
   std::vector<Request> new_requests_;
   bool woken_ = false;
   std::atomic<bool> has_new_requests_{false};  // new_requests_ is non-empty

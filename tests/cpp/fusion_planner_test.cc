@@ -62,7 +62,7 @@ TEST(FusionPlanner, PlannedPacksFitTheirFusionOffsetsAndLoseNothing) {
   }
   std::vector<std::string> seen;
   int fused = 0;
-  for (const auto& response : FusionPlanner(threshold).Plan(std::move(ready))) {
+  for (const auto& response : FusionPlanner(threshold).Plan(ready)) {
     std::vector<int64_t> pack;
     for (const auto& name : response.names) pack.push_back(sizes[std::stoul(name)]);
     seen.insert(seen.end(), response.names.begin(), response.names.end());
@@ -91,8 +91,7 @@ TEST(FusionPlanner, ManySmallTensorsFillSeveralBuffersInOrder) {
   FusionPlanner planner(64 * 3);  // room for three 64-byte slots
   std::vector<PlannedResponse> ready;
   for (int i = 0; i < 7; ++i) ready.push_back(Allreduce("t" + std::to_string(i), 8));
-  EXPECT_EQ(NamesOf(planner.Plan(std::move(ready))),
-            (Groups{{"t0", "t1", "t2"}, {"t3", "t4", "t5"}, {"t6"}}));
+  EXPECT_EQ(NamesOf(planner.Plan(ready)), (Groups{{"t0", "t1", "t2"}, {"t3", "t4", "t5"}, {"t6"}}));
 }
 
 TEST(FusionPlanner, ThresholdZeroDisablesFusion) {

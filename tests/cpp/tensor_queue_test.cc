@@ -61,6 +61,27 @@ TEST(TensorQueue, AddsSeveralOperationsAllOrNone) {
   EXPECT_EQ(Take(&queue, {"a", "b", "busy"}), (std::vector<std::string>{"a", "b", "busy"}));
 }
 
+TEST(TensorQueue, AFailedBatchGivesItsEntriesBackToTheCaller) {
+  TensorQueue queue;
+  ASSERT_TRUE(Add(&queue, "busy").ok());
+  std::vector<Request> requests = {Named("a"), Named("busy")};
+  std::vector<TensorEntry> entries = {EntryNamed("a"), EntryNamed("second busy")};
+  EXPECT_EQ(queue.Add(&requests, &entries).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(NamesOf(entries), (std::vector<std::string>{"a", "second busy"}));
+  EXPECT_EQ(Take(&queue, {"a", "busy"}), std::vector<std::string>{"busy"});
+}
+
+TEST(TensorQueue, NamesAreReusedAfterCompletionRoundAfterRound) {
+  TensorQueue queue;  // the second round onwards reuses the first round's map nodes
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(AddAll(&queue, {"x", "a name longer than sixteen characters"}).ok());
+    EXPECT_EQ(NewRequests(&queue).size(), 2u);
+    EXPECT_EQ(Take(&queue, {"a name longer than sixteen characters", "x"}),
+              (std::vector<std::string>{"a name longer than sixteen characters", "x"}));
+    EXPECT_TRUE(Take(&queue, {"x"}).empty());
+  }
+}
+
 TEST(TensorQueue, RejectsADuplicateNameWhileInFlight) {
   TensorQueue queue;
   ASSERT_TRUE(Add(&queue, "grad").ok());
