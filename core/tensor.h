@@ -8,6 +8,7 @@
 
 #include "core/completion.h"
 #include "core/ready_event.h"
+#include "core/tensor_shape.h"
 #include "horde/data_type.h"
 #include "horde/status.h"
 
@@ -16,8 +17,6 @@ namespace horde {
 // Device id of host memory; GPU devices are numbered from 0.
 constexpr int32_t kCpuDevice = -1;
 std::string DeviceName(int32_t device);
-
-using TensorShape = std::vector<int64_t>;
 
 int64_t NumElements(const TensorShape& shape);
 // One row along the first dimension: all but the first dimension (a scalar is one row

@@ -30,7 +30,8 @@ class ByteWriter {
     Put<uint32_t>(static_cast<uint32_t>(s.size()));
     out_.append(s);
   }
-  void PutInts(const std::vector<int64_t>& v) {
+  template <typename Ints>  // std::vector<int64_t> or TensorShape
+  void PutInts(const Ints& v) {
     Put<uint32_t>(static_cast<uint32_t>(v.size()));
     for (int64_t x : v) Put<int64_t>(x);
   }
@@ -48,6 +49,7 @@ class ByteWriter {
   }
   void PutField(const std::string& s) { PutString(s); }
   void PutField(const std::vector<int64_t>& v) { PutInts(v); }
+  void PutField(const TensorShape& v) { PutInts(v); }
   void PutField(const std::vector<std::string>& v) {
     Put<uint32_t>(static_cast<uint32_t>(v.size()));
     for (const auto& s : v) PutString(s);
@@ -100,7 +102,8 @@ class ByteReader {
     }
     return true;
   }
-  bool GetInts(std::vector<int64_t>* v, uint32_t max_count) {
+  template <typename Ints>  // std::vector<int64_t> or TensorShape
+  bool GetInts(Ints* v, uint32_t max_count) {
     uint32_t n = 0;
     if (!GetCount(&n, sizeof(int64_t))) return false;
     if (n > max_count) return Fail("too many values: " + std::to_string(n));
@@ -120,6 +123,7 @@ class ByteReader {
   }
   bool GetField(std::string* s) { return GetString(s); }
   bool GetField(std::vector<int64_t>* v) { return GetInts(v, UINT32_MAX); }
+  bool GetField(TensorShape* v) { return GetInts(v, UINT32_MAX); }
   bool GetField(std::vector<std::string>* v) {
     uint32_t n = 0;
     if (!GetCount(&n, sizeof(uint32_t))) return false;

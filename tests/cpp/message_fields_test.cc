@@ -29,7 +29,7 @@ void Vary(T* value) {
   } else if constexpr (std::is_same<T, SteadyTime>::value) {
     *value += std::chrono::seconds(1);
   } else {
-    value->emplace_back();  // a list: one more entry
+    value->resize(value->size() + 1);  // a list: one more entry
   }
 }
 

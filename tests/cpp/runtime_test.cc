@@ -185,7 +185,8 @@ TEST(Runtime, LocalMistakesAreReturnedFromEnqueue) {
   Request infinite_scale = Op("scaled");
   infinite_scale.postscale = std::numeric_limits<double>::infinity();
   Request too_deep = Op("deep", 1);
-  too_deep.shape.assign(kMaxTensorDims + 1, 1);
+  const std::vector<int64_t> ones(kMaxTensorDims + 1, 1);
+  too_deep.shape.assign(ones.begin(), ones.end());
   std::vector<Case> cases = {
       {root_too_big, "root rank 2 is out of range; expected 0 <= root_rank < 2"},
       {root_negative, "root rank -1 is out of range"},
