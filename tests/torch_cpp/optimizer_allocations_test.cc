@@ -94,13 +94,17 @@ double AllocationsPerGradient(const std::string& prefix) {
 }
 
 TEST(DistributedOptimizer, HeapAllocationsPerGradientInTheSteadyState) {
+  // Bounds a quarter above the count: an allocation made per gradient adds a whole one,
+  // while a buffer that grows once because this step's rounds were larger than earlier
+  // ones (scheduling decides how gradients group into rounds) adds 1/48.
+  //
   // Names of up to 15 characters live inside std::string (the DistributedOptimizer's
   // "grad." plus a short parameter name): nothing is allocated per gradient.
-  EXPECT_EQ(AllocationsPerGradient("p"), 0);
+  EXPECT_LT(AllocationsPerGradient("p"), 0.25);
   // A longer one costs a heap copy wherever a name is copied into a string that does not
   // keep one: the request, the queue's entry and a fused response's name list (up to 3;
   // docs/performance.md says why these remain).
-  EXPECT_LE(AllocationsPerGradient("grad.features.denseblock."), 3);
+  EXPECT_LT(AllocationsPerGradient("grad.features.denseblock."), 3.25);
 }
 
 }  // namespace
