@@ -297,10 +297,16 @@ void Runtime::Execute(const Response& response) {
   if (status.ok() && TraitsOf(response.op).renumbers) StartNumberingEpoch();
   Record(response, entries);
   for (auto& entry : entries) {
-    entry.callback(status);
+    // The tensors are let go before the caller learns that the operation is done, so that
+    // a caller reusing its tensor views (CountedAllreduce) finds none still held here.
+    const Completion callback = std::move(entry.callback);
+    entry.input.reset();
+    entry.output.reset();
+    entry.received_splits.reset();
+    callback(status);
     timeline_->End(entry.name);
   }
-  entries.clear();  // the tensors are the callers' again (the vector keeps its capacity)
+  entries.clear();  // the vector keeps its capacity
 }
 
 void Runtime::Tune() {

@@ -42,7 +42,17 @@ void CountedAllreduce::Submit(const std::vector<at::Tensor>& tensors,
 }
 
 Status CountedAllreduce::Wait(std::vector<size_t>* failed_tags) {
-  return InContext(done_->Wait(failed_tags), context_);
+  const Status status = InContext(done_->Wait(failed_tags), context_);
+  // The views let go of the gradients (zero_grad(set_to_none=True) must free them), and
+  // are kept for the next step unless the background thread still holds one.
+  for (std::shared_ptr<TorchTensor>& view : views_) {
+    if (view && view.use_count() == 1) {
+      view->Rebind(at::Tensor());
+    } else {
+      view.reset();
+    }
+  }
+  return status;
 }
 
 }  // namespace torch_ops

@@ -34,7 +34,8 @@ class CountedAllreduce {
   void Submit(const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names,
               const std::string& group, const std::vector<size_t>& tags);
   // Waits for everything submitted; returns the first failure (in the process set's
-  // context) and the tags of every failed operation.
+  // context) and the tags of every failed operation. The tensors are then no longer
+  // referenced from here.
   Status Wait(std::vector<size_t>* failed_tags);
 
  private:
@@ -46,7 +47,7 @@ class CountedAllreduce {
   std::string context_;  // of the last submission's process set
   std::vector<Request> requests_;
   std::vector<TensorEntry> entries_;
-  std::vector<std::shared_ptr<TorchTensor>> views_;  // by tag
+  std::vector<std::shared_ptr<TorchTensor>> views_;  // by tag, reused step after step
 };
 
 }  // namespace torch_ops

@@ -38,8 +38,9 @@ void CheckTensor(const at::Tensor& t, const char* role, const std::string& op);
 // Checks `input` (and `output`, if defined: the input's dtype, shape and device) and
 // fills the request's dtype, shape and device and the entry's tensors and ready event;
 // the caller adds the completion callback (and, without an output, the allocator).
-// With `input_view`, the view of the input an earlier call left there is used again if
-// it still is of `input` (no allocation), and replaced otherwise. Throws horde::Error.
+// With `input_view`, the view an earlier call left there is pointed at `input` (no
+// allocation) if no operation holds it any more, and replaced otherwise. Throws
+// horde::Error.
 void Describe(const at::Tensor& input, const at::Tensor& output, Request* request,
               TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view = nullptr);
 

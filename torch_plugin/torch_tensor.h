@@ -18,6 +18,9 @@ class TorchTensor : public Tensor {
   void* data() override { return tensor_.data_ptr(); }
 
   const at::Tensor& tensor() const { return tensor_; }
+  // Points this view at another tensor (undefined: none), for a caller that reuses one
+  // view step after step; only while no one else holds it.
+  void Rebind(at::Tensor tensor) { tensor_ = std::move(tensor); }
 
  private:
   at::Tensor tensor_;

@@ -224,6 +224,23 @@ TEST(DistributedOptimizer, MisuseThrowsAndLeavesItUsable) {
   EXPECT_TRUE(horde_test::SameOnAllRanks(w));
 }
 
+// zero_grad(set_to_none=True) frees the gradients between steps (the default in torch 2):
+// nothing in horde may still hold one once the step is done.
+TEST(DistributedOptimizer, ItHoldsNoGradientOnceTheStepIsDone) {
+  torch::Tensor w = torch::ones({1000}, torch::requires_grad());
+  torch::optim::SGD sgd({w}, 0.1);
+  torch::OrderedDict<std::string, torch::Tensor> named;
+  named.insert("w", w);
+  DistributedOptimizer optimizer(sgd, named);
+  for (int step = 0; step < 3; ++step) {
+    w.sum().backward();
+    optimizer.step();
+    c10::weak_intrusive_ptr<c10::TensorImpl> grad(w.grad().getIntrusivePtr());
+    w.mutable_grad() = torch::Tensor();  // what zero_grad(set_to_none=True) does
+    EXPECT_TRUE(grad.expired()) << "step " << step;
+  }
+}
+
 TEST(DistributedOptimizer, DestroyingItRemovesTheHooks) {
   torch::Tensor w = torch::ones({2}, torch::requires_grad());
   torch::optim::SGD sgd({w}, 0.1);
