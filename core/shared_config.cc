@@ -13,6 +13,9 @@
 namespace horde {
 namespace {
 
+// The decision's first characters when the builds differ (then the list of them).
+constexpr char kBuildMismatch[] = "?builds ";
+
 std::string Switch(bool on) { return on ? "1" : "0"; }
 
 // One shared setting: HORDE_<suffix>, its value as that variable would be set, and how
@@ -49,10 +52,11 @@ const SharedSetting kShared[] = {
      [](const Config& f, Config* t) { t->dynamic_process_sets = f.dynamic_process_sets; }},
 };
 
-// What a rank sends: "!<its parse error>", or one "<value>\n" per shared setting.
-std::string Describe(const Status& parsed, const Config& config) {
-  if (!parsed.ok()) return "!" + parsed.message();
-  std::string text;
+// What a rank sends: its build (BuildIdentity::Encode) on the first line, then
+// "!<its parse error>", or one "<value>\n" per shared setting.
+std::string Describe(const BuildIdentity& build, const Status& parsed, const Config& config) {
+  std::string text = build.Encode() + "\n";
+  if (!parsed.ok()) return text + "!" + parsed.message();
   for (const auto& setting : kShared) text += setting.value(config) + "\n";
   return text;
 }
@@ -64,10 +68,33 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-// Rank 0's decision from every rank's description: "!<error>" when some rank's
-// environment is malformed, else rank 0's values followed by one line per setting
-// whose values differ, "<index> <value> on <ranks>; <value> on <ranks>".
-std::string Decide(const std::vector<std::string>& described) {
+// "<rank> on <host>: <build>" for every rank, when their builds differ; else empty.
+// A rank whose first line is no build runs a horde from before builds were compared.
+std::string BuildMismatch(const std::vector<std::string>& described) {
+  std::vector<std::string> summaries;
+  std::vector<std::string> hosts;
+  for (const std::string& text : described) {
+    BuildIdentity build;
+    const bool known = BuildIdentity::Parse(text.substr(0, text.find('\n')), &build);
+    summaries.push_back(known ? build.Summary() : "a horde too old to report its build");
+    hosts.push_back(known ? build.host : "an unknown host");
+  }
+  bool same = true;
+  for (const std::string& summary : summaries) same = same && summary == summaries[0];
+  if (same) return "";
+  std::string each;
+  for (size_t r = 0; r < summaries.size(); ++r) {
+    each += (each.empty() ? "" : "; ") + RankNames().One(static_cast<int>(r)) + " on " + hosts[r] +
+            ": " + summaries[r];
+  }
+  return each;
+}
+
+// Rank 0's decision from every rank's description (its build line removed): "!<error>"
+// when some rank's environment is malformed, else rank 0's values followed by one line
+// per setting whose values differ, "<index> <value> on <ranks>; <value> on <ranks>".
+std::string Decide(std::vector<std::string> described) {
+  for (std::string& text : described) text.erase(0, text.find('\n') + 1);
   std::string errors;
   for (size_t r = 0; r < described.size(); ++r) {
     if (described[r].rfind("!", 0) == 0) {
@@ -124,12 +151,23 @@ Status Apply(const std::string& decision, int rank, Config* config) {
 
 }  // namespace
 
-Status AgreeOnConfig(Transport* transport, const Status& parsed, Config* config) {
+Status AgreeOnConfig(Transport* transport, const BuildIdentity& build, const Status& parsed,
+                     Config* config) {
   std::vector<std::string> described;
-  HORDE_RETURN_IF_ERROR(transport->GatherToCoordinator(Describe(parsed, *config), &described));
+  HORDE_RETURN_IF_ERROR(
+      transport->GatherToCoordinator(Describe(build, parsed, *config), &described));
   std::string decision;
-  if (transport->rank() == 0) decision = Decide(described);
+  if (transport->rank() == 0) {
+    const std::string mismatch = BuildMismatch(described);
+    decision = mismatch.empty() ? Decide(described) : kBuildMismatch + mismatch;
+  }
   HORDE_RETURN_IF_ERROR(transport->BroadcastFromCoordinator(&decision));
+  if (decision.rfind(kBuildMismatch, 0) == 0) {
+    return Status::PreconditionError(
+        "init() failed: the ranks run different horde builds, which cannot exchange messages (" +
+        decision.substr(std::string(kBuildMismatch).size()) +
+        "); install the same horde on every host");
+  }
   if (!parsed.ok()) return parsed;
   if (decision.rfind("!", 0) == 0) {
     return Status::InvalidArgument("init() failed because another rank's settings are malformed: " +

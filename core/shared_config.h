@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/build_identity.h"
 #include "core/config.h"
 #include "core/transport.h"
 #include "horde/status.h"
@@ -28,7 +29,10 @@ namespace horde {
 //
 // `parsed` is how this rank's environment parsed: a malformed value on any rank fails
 // init() on every rank (naming the ranks and their errors), instead of leaving the
-// others inside MPI. Collective over `transport`, before the runtime starts.
-Status AgreeOnConfig(Transport* transport, const Status& parsed, Config* config);
+// others inside MPI. Before anything else, the ranks compare their builds: ranks with
+// another version, wire format or GPU path fail init() on every rank, naming each rank's
+// host and build. Collective over `transport`, before the runtime starts.
+Status AgreeOnConfig(Transport* transport, const BuildIdentity& build, const Status& parsed,
+                     Config* config);
 
 }  // namespace horde

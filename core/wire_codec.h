@@ -9,9 +9,14 @@
 namespace horde {
 
 // Compact binary encoding of what ranks exchange during negotiation. Little-endian,
-// length-prefixed, with a magic byte and version per message. Decoding validates every
-// length, enum and count against the bytes actually present: truncated or garbage input
-// is an error, never an out-of-bounds read.
+// length-prefixed, with a magic byte per message. Decoding validates every length, enum
+// and count against the bytes actually present: truncated or garbage input is an error,
+// never an out-of-bounds read.
+
+// The format's number, compared across ranks at init() (core/build_identity.h): raise it
+// with every change to the encoding or to the fields of core/message_fields.h.
+inline constexpr int kWireFormat = 2;
+
 std::string EncodeRequestList(const RequestList& list);
 Status DecodeRequestList(const std::string& bytes, RequestList* list);
 

@@ -50,7 +50,10 @@ Status MakeRuntime(const Status& parsed, const Config& config, std::unique_ptr<R
   SetLogRank(context->topology().rank);  // the agreement's warnings name the rank
   Config agreed = config;
   MpiTransport transport(context);
-  HORDE_RETURN_IF_ERROR(AgreeOnConfig(&transport, parsed, &agreed));
+  // NCCL of another version cannot join the same communicator.
+  const BuildIdentity build = BuildIdentity::Current(
+      GpuOpsBuilt() ? "NCCL " + std::to_string(NcclVersionBuilt()) : "none");
+  HORDE_RETURN_IF_ERROR(AgreeOnConfig(&transport, build, parsed, &agreed));
   return RuntimeOver(agreed, context, runtime);
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,8 +25,14 @@ struct Agreed {
   std::string log;
 };
 
-// Each rank parses its own environment and agrees with the others.
-Agreed Agree(const std::vector<Env>& envs) {
+BuildIdentity SameBuild(int rank) {
+  return BuildIdentity{"0.1.0", 2, "none", "node" + std::to_string(rank)};
+}
+
+// Each rank parses its own environment and agrees with the others; `build` gives each
+// rank's build (by default the same everywhere, on hosts node0, node1, ...).
+Agreed Agree(const std::vector<Env>& envs,
+             const std::function<BuildIdentity(int rank)>& build = SameBuild) {
   const int size = static_cast<int>(envs.size());
   auto hub = std::make_shared<testing::FakeHub>(size);
   Agreed agreed{std::vector<Status>(size), std::vector<Config>(size), ""};
@@ -40,7 +47,7 @@ Agreed Agree(const std::vector<Env>& envs) {
         },
         &config);
     testing::FakeTransport transport(hub, rank);
-    agreed.status[rank] = AgreeOnConfig(&transport, parsed, &config);
+    agreed.status[rank] = AgreeOnConfig(&transport, build(rank), parsed, &config);
     agreed.config[rank] = config;
   });
   agreed.log = ::testing::internal::GetCapturedStderr();
@@ -131,6 +138,52 @@ TEST(SharedConfig, AMalformedValueOnOneRankFailsInitOnEveryRank) {
     EXPECT_EQ(agreed.status[rank].code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(agreed.status[rank].message(),
               "init() failed because another rank's settings are malformed: rank 1: " + malformed);
+  }
+}
+
+TEST(SharedConfig, RanksWithAnotherBuildFailInitOnEveryRankNamingEachHostAndBuild) {
+  // A stale install on one host: an older version with another wire format.
+  Agreed agreed = Agree({{}, {}, {}}, [](int rank) {
+    BuildIdentity build = SameBuild(rank);
+    if (rank == 2) build = BuildIdentity{"0.0.9", 1, "none", "stale-node"};
+    return build;
+  });
+  for (int rank = 0; rank < 3; ++rank) {
+    const Status& status = agreed.status[rank];
+    ASSERT_EQ(status.code(), StatusCode::kPreconditionError) << "rank " << rank;
+    EXPECT_EQ(status.message(),
+              "init() failed: the ranks run different horde builds, which cannot exchange "
+              "messages (rank 0 on node0: horde 0.1.0, wire format 2, GPU path none; rank 1 on "
+              "node1: horde 0.1.0, wire format 2, GPU path none; rank 2 on stale-node: horde "
+              "0.0.9, wire format 1, GPU path none); install the same horde on every host")
+        << "rank " << rank;
+  }
+}
+
+TEST(SharedConfig, AnotherGpuPathIsAnotherBuildButAnotherHostIsNot) {
+  Agreed same_build = Agree({{}, {}});
+  for (const Status& status : same_build.status) EXPECT_TRUE(status.ok()) << status.message();
+  Agreed other_gpu = Agree({{}, {}}, [](int rank) {
+    BuildIdentity build = SameBuild(rank);
+    if (rank == 1) build.gpu_path = "NCCL 22703";
+    return build;
+  });
+  for (const Status& status : other_gpu.status) {
+    EXPECT_NE(status.message().find("rank 1 on node1: horde 0.1.0, wire format 2, GPU path NCCL "
+                                    "22703"),
+              std::string::npos)
+        << status.message();
+  }
+}
+
+TEST(SharedConfig, BuildLinesRoundTripAndGarbageIsNoBuild) {
+  const BuildIdentity build{"1.2.3", 7, "NCCL 21903", "host-a"};
+  BuildIdentity parsed;
+  ASSERT_TRUE(BuildIdentity::Parse(build.Encode(), &parsed));
+  EXPECT_EQ(parsed.Summary(), build.Summary());
+  EXPECT_EQ(parsed.host, "host-a");
+  for (const std::string garbage : {"", "build", "build\t1\tx\tnone\th", "16777216\n0\n"}) {
+    EXPECT_FALSE(BuildIdentity::Parse(garbage, &parsed)) << garbage;
   }
 }
 
