@@ -210,7 +210,7 @@ void Runtime::Loop() {
     wait = pacer_.Next(progressed, negotiator_.has_undecided());
   }
   stopped_ = true;
-  for (auto& entry : queue_.Close(exit_status)) entry.callback(exit_status);
+  for (auto& entry : queue_.Close(exit_status)) CompleteEntry(entry, exit_status);
   timeline_->Stop();
 }
 
@@ -264,7 +264,7 @@ void Runtime::CompleteJoin(const Response& response) {
     if (out && out->dtype() == DataType::kInt32 && out->size_bytes() >= 4) {
       *static_cast<int32_t*>(out->data()) = response.root;
     }
-    entry.callback(Status::Ok());
+    CompleteEntry(entry, Status::Ok());
   }
 }
 
@@ -297,13 +297,7 @@ void Runtime::Execute(const Response& response) {
   if (status.ok() && TraitsOf(response.op).renumbers) StartNumberingEpoch();
   Record(response, entries);
   for (auto& entry : entries) {
-    // The tensors are let go before the caller learns that the operation is done, so that
-    // a caller reusing its tensor views (CountedAllreduce) finds none still held here.
-    const Completion callback = std::move(entry.callback);
-    entry.input.reset();
-    entry.output.reset();
-    entry.received_splits.reset();
-    callback(status);
+    CompleteEntry(entry, status);
     timeline_->End(entry.name);
   }
   entries.clear();  // the vector keeps its capacity

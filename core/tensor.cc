@@ -21,6 +21,15 @@ std::string ShapeString(const TensorShape& shape) {
   return s + "]";
 }
 
+void CompleteEntry(TensorEntry& entry, const Status& status) {
+  const Completion callback = std::move(entry.callback);
+  entry.input.reset();
+  entry.output.reset();
+  entry.received_splits.reset();
+  entry.ready_event.reset();
+  callback(status);
+}
+
 std::string DeviceName(int32_t device) {
   return device == kCpuDevice ? "cpu" : "cuda:" + std::to_string(device);
 }

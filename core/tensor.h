@@ -62,4 +62,10 @@ struct TensorEntry {
   std::shared_ptr<ReadyEvent> ready_event;
 };
 
+// Ends an entry: lets go of its tensors, then runs its callback with `status`. Every
+// completion goes through here, so a caller that learns its operation is done also
+// knows the runtime no longer holds its tensors (a caller reusing its tensor views,
+// CountedAllreduce, relies on this; so does freeing memory on zero_grad()).
+void CompleteEntry(TensorEntry& entry, const Status& status);
+
 }  // namespace horde

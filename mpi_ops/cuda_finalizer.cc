@@ -120,7 +120,7 @@ void CudaFinalizer::Finish(std::list<Pending>& done) {
                                           "completion of " + finished.what)
                               : finished.failure;
     cudaEventDestroy(finished.event);
-    for (auto& entry : finished.entries) entry.callback(status);
+    for (auto& entry : finished.entries) CompleteEntry(entry, status);
   }
 }
 

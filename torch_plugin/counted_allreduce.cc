@@ -19,16 +19,22 @@ void CountedAllreduce::Submit(const std::vector<at::Tensor>& tensors,
   const std::shared_ptr<Runtime> runtime = RequireRuntime(process_set_, &context_);
   requests_.resize(tensors.size());
   entries_.resize(tensors.size());
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    Request& request = requests_[i];
-    request.op = OpType::kAllreduce;
-    if (group.empty()) request.name = names[i];
-    request.reduce_op = op_;
-    request.prescale = prescale_;
-    request.postscale = postscale_;
-    if (views_.size() <= tags[i]) views_.resize(tags[i] + 1);
-    Describe(tensors[i], tensors[i], &request, &entries_[i], &views_[tags[i]]);
-    entries_[i].callback = Completion(done_, tags[i]);
+  try {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      Request& request = requests_[i];
+      request.op = OpType::kAllreduce;
+      if (group.empty()) request.name = names[i];
+      request.reduce_op = op_;
+      request.prescale = prescale_;
+      request.postscale = postscale_;
+      if (views_.size() <= tags[i]) views_.resize(tags[i] + 1);
+      Describe(tensors[i], tensors[i], &request, &entries_[i], &views_[tags[i]]);
+      entries_[i].callback = Completion(done_, tags[i]);
+    }
+  } catch (...) {
+    requests_.clear();  // nothing was queued: no entry may keep a view
+    entries_.clear();
+    throw;
   }
   // Counted in before the background thread can count any of them out.
   done_->Expect(tensors.size());
@@ -42,15 +48,14 @@ void CountedAllreduce::Submit(const std::vector<at::Tensor>& tensors,
 }
 
 Status CountedAllreduce::Wait(std::vector<size_t>* failed_tags) {
+  // Every operation has completed, and completing let go of its tensors before counting
+  // down (CompleteEntry; the counter's lock orders that before this): the views are ours
+  // alone again.
   const Status status = InContext(done_->Wait(failed_tags), context_);
-  // The views let go of the gradients (zero_grad(set_to_none=True) must free them), and
-  // are kept for the next step unless the background thread still holds one.
+  // They let go of the gradients (zero_grad(set_to_none=True) must free them) and are
+  // kept for the next step.
   for (std::shared_ptr<TorchTensor>& view : views_) {
-    if (view && view.use_count() == 1) {
-      view->Rebind(at::Tensor());
-    } else {
-      view.reset();
-    }
+    if (view) view->Rebind(at::Tensor());
   }
   return status;
 }

@@ -80,8 +80,8 @@ void Describe(const at::Tensor& input, const at::Tensor& output, Request* reques
   ThrowIfError(RecordReadyEvent(input, &ready));
   std::shared_ptr<TorchTensor> made;
   std::shared_ptr<TorchTensor>& input_tensor = input_view ? *input_view : made;
-  if (input_tensor && input_tensor.use_count() == 1) {
-    input_tensor->Rebind(input);  // no operation holds it any more
+  if (input_tensor) {
+    input_tensor->Rebind(input);  // the caller's: no operation holds it any more
   } else {
     input_tensor = std::make_shared<TorchTensor>(input);
   }

@@ -39,7 +39,8 @@ void CheckTensor(const at::Tensor& t, const char* role, const std::string& op);
 // fills the request's dtype, shape and device and the entry's tensors and ready event;
 // the caller adds the completion callback (and, without an output, the allocator).
 // With `input_view`, the view an earlier call left there is pointed at `input` (no
-// allocation) if no operation holds it any more, and replaced otherwise. Throws
+// allocation): the caller guarantees that no operation holds it any more (every
+// operation that did has completed, and completion lets go first: CompleteEntry). Throws
 // horde::Error.
 void Describe(const at::Tensor& input, const at::Tensor& output, Request* request,
               TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view = nullptr);

@@ -282,6 +282,44 @@ TEST(Runtime, ShutdownAbortsAnOperationPendingOnOneRank) {
   EXPECT_EQ(late.calls(), 0);
 }
 
+// Whoever learns from a callback that its operation is done may reuse its tensors at
+// once (the optimizer re-points its tensor views): on every way an operation ends, the
+// runtime has let go of them by then.
+TEST(Runtime, EveryCompletionLetsGoOfTheTensorsBeforeItsCallback) {
+  TwoRanks ranks;
+  struct Watched {
+    std::weak_ptr<FloatTensor> tensor;
+    bool released_first = false;
+    Outcome outcome;
+  };
+  Watched done[2], aborted;
+  auto submit = [](Runtime& runtime, const std::string& name, Watched* watched) {
+    auto tensor = std::make_shared<FloatTensor>(4);
+    watched->tensor = tensor;
+    TensorEntry entry;
+    entry.name = name;
+    entry.input = tensor;
+    entry.output = std::move(tensor);  // the only owner is now the entry
+    StatusCallback record = watched->outcome.callback();
+    entry.callback = [watched, record](const Status& status) {
+      watched->released_first = watched->tensor.expired();
+      record(status);
+    };
+    return runtime.Enqueue(Op(name), std::move(entry));
+  };
+  // Executed on both ranks.
+  for (int rank = 0; rank < 2; ++rank) ASSERT_TRUE(submit(ranks[rank], "both", &done[rank]).ok());
+  for (Watched& watched : done) {
+    ExpectOk(&watched.outcome, "both");
+    EXPECT_TRUE(watched.released_first);
+  }
+  // Pending on one rank when the runtime shuts down.
+  ASSERT_TRUE(submit(ranks[0], "lonely", &aborted).ok());
+  ranks[0].Shutdown();
+  ASSERT_TRUE(aborted.outcome.Wait().has_value());
+  EXPECT_TRUE(aborted.released_first);
+}
+
 TEST(Runtime, StatsCountRoundsResponsesAndFusedTensors) {
   TwoRanks ranks;
   Outcome gate[2], fused[2][4];
