@@ -13,15 +13,13 @@ namespace horde::launcher {
 // are left, and the new ranks resume from the newest commit() (kept by each rank on
 // tmpfs in the job directory, $HORDE_ELASTIC_DIR; python/horde/common/elastic).
 //
-// Each generation runs min(usable slots, --max-np) ranks, once at least --min-np are
-// usable (waiting up to --elastic-timeout). A host change seen by the discovery script
-// (run every second) makes every rank's next commit() raise HostsUpdatedInterrupt, the
-// ranks exit, and the next generation starts on the new hosts. A remote host is checked
-// over ssh before it first takes ranks, and again when it comes back after a failure
-// (--blacklist-cooldown-range; see HostPool). Every reset prints one line with its
-// reason; after --reset-limit resets horderun gives up. However the job ends, the job
-// directory is removed here and, over ssh, on every other host that ran ranks. Returns
-// the exit code: 0 when a generation finished, non-zero after a one-line reason otherwise.
+// The decisions are ElasticPolicy's (elastic_policy.h); this wires it to the real
+// discovery script, ssh checks, mpirun and signals (elastic_loop.h). The job directory
+// (job_directory.h) reaches the ranks through mpirun's environment, as does the newest
+// commit a rank announced (HORDE_ELASTIC_EXPECT_COMMIT). However the job ends (an
+// exception included), the directory is removed here and, over ssh, on every other host
+// that ran ranks, with those of dead horderuns found here at the start. Returns the exit
+// code: 0 when a generation finished, non-zero after a one-line reason otherwise.
 int RunElasticJob(const LauncherOptions& options, const Environment& env,
                   const LocalMachine& machine, const MpiInstall& mpi);
 

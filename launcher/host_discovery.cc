@@ -7,7 +7,6 @@
 #include <sstream>
 #include <system_error>
 
-#include "launcher/child_process.h"
 #include "launcher/host_name.h"
 #include "launcher/numbers.h"
 #include "launcher/usage_error.h"
@@ -52,9 +51,10 @@ Host ParseLine(const std::string& line, const std::string& where, int default_sl
   return host;
 }
 
-// The script is run directly (not through a shell, not searched on PATH): say so when
-// it cannot be, rather than report exec's exit code 127.
-void CheckRunnable(const std::string& script) {
+}  // namespace
+
+// Says so when the script cannot be run, rather than report exec's exit code 127.
+void CheckDiscoveryScript(const std::string& script) {
   struct stat info;
   if (stat(script.c_str(), &info) != 0) {
     throw DiscoveryError("host discovery script " + script +
@@ -67,8 +67,6 @@ void CheckRunnable(const std::string& script) {
                          "first line");
   }
 }
-
-}  // namespace
 
 std::vector<Host> ParseDiscoveryOutput(const std::string& output, const std::string& script,
                                        int default_slots) {
@@ -98,15 +96,8 @@ std::vector<Host> ParseDiscoveryOutput(const std::string& output, const std::str
   return hosts;
 }
 
-std::vector<Host> DiscoverHosts(const std::string& script, int default_slots,
-                                std::chrono::milliseconds timeout) {
-  CheckRunnable(script);
-  CapturedRun run;
-  try {
-    run = RunCaptured({script}, timeout);
-  } catch (const std::system_error& error) {
-    throw DiscoveryError("host discovery script " + script + " could not run: " + error.what());
-  }
+std::vector<Host> HostsOfRun(const CapturedRun& run, const std::string& script, int default_slots,
+                             std::chrono::milliseconds timeout) {
   if (run.timed_out) {
     throw DiscoveryError("host discovery script " + script + " did not finish within " +
                          std::to_string(timeout.count() / 1000) +
@@ -114,12 +105,25 @@ std::vector<Host> DiscoverHosts(const std::string& script, int default_slots,
                          "available hosts and exit");
   }
   if (run.exit_code != 0) {
-    std::string last = LastLine(run.output);
+    std::string last = LastLine(run.error_output);
+    if (last.empty()) last = LastLine(run.output);
     throw DiscoveryError("host discovery script " + script + " failed with exit code " +
                          std::to_string(run.exit_code) +
                          (last.empty() ? "" : ": " + QuotedForMessage(last)));
   }
   return ParseDiscoveryOutput(run.output, script, default_slots);
+}
+
+std::vector<Host> DiscoverHosts(const std::string& script, int default_slots,
+                                std::chrono::milliseconds timeout) {
+  CheckDiscoveryScript(script);
+  CapturedRun run;
+  try {
+    run = RunCaptured({script}, timeout, /*stderr_apart=*/true);
+  } catch (const std::system_error& error) {
+    throw DiscoveryError("host discovery script " + script + " could not run: " + error.what());
+  }
+  return HostsOfRun(run, script, default_slots, timeout);
 }
 
 }  // namespace horde::launcher

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/child_process.h"
 #include "launcher/host_list.h"
 
 namespace horde::launcher {
@@ -13,7 +14,7 @@ namespace horde::launcher {
 // seconds. Its output is untrusted data: every name goes through CheckHostName.
 
 // A discovery script that failed, timed out or printed something that is not a host
-// list. The supervisor stops the job with this message (one line) and a non-zero exit.
+// list: one line. The supervisor gives up on the first run's; later ones are retried.
 class DiscoveryError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -26,8 +27,16 @@ class DiscoveryError : public std::runtime_error {
 std::vector<Host> ParseDiscoveryOutput(const std::string& output, const std::string& script,
                                        int default_slots);
 
-// Runs the script (a path, no arguments) and parses what it prints on stdout and
-// stderr. Throws DiscoveryError when it cannot run, exits non-zero or outlives `timeout`.
+// Throws DiscoveryError unless `script` is an executable file: it is run directly (not
+// through a shell, not searched on PATH).
+void CheckDiscoveryScript(const std::string& script);
+
+// The hosts a finished run of the script printed on stdout (its stderr is for the log).
+// Throws DiscoveryError when it exited non-zero or outlived `timeout`.
+std::vector<Host> HostsOfRun(const CapturedRun& run, const std::string& script, int default_slots,
+                             std::chrono::milliseconds timeout);
+
+// Runs the script (a path, no arguments) and returns HostsOfRun.
 std::vector<Host> DiscoverHosts(const std::string& script, int default_slots,
                                 std::chrono::milliseconds timeout);
 

@@ -31,13 +31,13 @@ MpiCommand BuildHydraCommand(const JobSpec& job) {
     AppendWords(argv, {"-iface", job.network_interface});
   }
   // Hydra passes every variable unless given a list: the ranks get what Open MPI's do.
-  if (!job.forwarded_env.empty()) {
-    AppendWords(argv, {"-genvlist", JoinWith(job.forwarded_env, ",")});
-  }
+  std::vector<std::string> by_name = job.forwarded_env;
+  for (const EnvVar& var : job.private_env) by_name.push_back(var.name);
+  if (!by_name.empty()) AppendWords(argv, {"-genvlist", JoinWith(by_name, ",")});
   for (const EnvVar& var : job.set_env) AppendWords(argv, {"-genv", var.name, var.value});
   argv.insert(argv.end(), job.mpi_args.begin(), job.mpi_args.end());
   argv.insert(argv.end(), job.command.begin(), job.command.end());
-  std::vector<EnvVar> launcher_env;
+  std::vector<EnvVar> launcher_env = job.private_env;
   std::string ssh_args = job.ssh_hosts.empty() ? "" : SshOptionString(job.ssh);
   if (!ssh_args.empty()) launcher_env.push_back({"HYDRA_LAUNCHER_EXTRA_ARGS", ssh_args});
   return {argv, launcher_env};

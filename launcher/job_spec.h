@@ -36,7 +36,10 @@ struct JobSpec {
   std::string network_interface;
   std::vector<std::string> forwarded_env;  // names of variables passed on as they are
   std::vector<EnvVar> set_env;             // variables horderun sets for every rank
-  bool omp_threads_defaulted = false;      // set_env has OMP_NUM_THREADS=1 from horderun
+  // Variables every rank gets whose values stay off mpirun's command line (which any
+  // user can read in ps): set in mpirun's own environment and passed on by name.
+  std::vector<EnvVar> private_env;
+  bool omp_threads_defaulted = false;  // set_env has OMP_NUM_THREADS=1 from horderun
   std::vector<std::string> mpi_args;
   std::string output_dir;  // absolute; empty for output on the terminal
   // Open MPI 4.1's tagging misplaces tags when a line arrives in two pieces, so plain

@@ -35,9 +35,10 @@ MpiCommand BuildOpenMpiCommand(const JobSpec& job, bool prrte) {
   }
   for (const std::string& name : job.forwarded_env) AppendWords(argv, {"-x", name});
   for (const EnvVar& var : job.set_env) AppendWords(argv, {"-x", var.name + "=" + var.value});
+  for (const EnvVar& var : job.private_env) AppendWords(argv, {"-x", var.name});
   argv.insert(argv.end(), job.mpi_args.begin(), job.mpi_args.end());
   argv.insert(argv.end(), job.command.begin(), job.command.end());
-  return {argv, {}};
+  return {argv, job.private_env};
 }
 
 }  // namespace horde::launcher

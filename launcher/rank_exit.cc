@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <regex>
 
-#include "launcher/elastic_generation.h"
+#include "launcher/elastic_exit_codes.h"
 
 namespace horde::launcher {
 namespace {
@@ -19,9 +19,10 @@ namespace {
 constexpr int kForwarded[] = {SIGUSR1, SIGUSR2, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT};
 
 volatile sig_atomic_t child_pid = 0;
+volatile sig_atomic_t passed_on[NSIG] = {};  // signals sent on to COMMAND
 
 void Forward(int signal) {
-  if (child_pid > 0) kill(child_pid, signal);
+  if (child_pid > 0 && kill(child_pid, signal) == 0) passed_on[signal] = 1;
 }
 
 std::string RankOfThisProcess() {
@@ -42,8 +43,9 @@ void ReportFailure(int status) {
 }
 
 bool IsFailure(int status) {
-  if (WIFSIGNALED(status)) return WTERMSIG(status) != SIGUSR1;
-  return WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != kResetExitCode;
+  if (WIFSIGNALED(status)) return WTERMSIG(status) != SIGUSR1 && !passed_on[WTERMSIG(status)];
+  int code = WEXITSTATUS(status);
+  return code != 0 && code != kResetExitCode && code != kCommitLostExitCode;
 }
 
 }  // namespace
@@ -92,12 +94,13 @@ int RunRankExitWrapper(const std::vector<std::string>& command) {
   return 128 + WTERMSIG(status);  // a signal whose default is not to end the process
 }
 
-std::optional<int> FailedRankInExitLine(const std::string& line) {
+std::optional<RankEnd> RankEndInExitLine(const std::string& line) {
   static const std::regex kLine(
-      R"(horde rank (\d{1,9}) on \S+: (killed by signal|exit code) \d+$)");
+      R"(horde rank (\d{1,9}) on \S+: (killed by signal|exit code) (\d{1,3})$)");
   std::smatch match;
   if (line.size() > 1000 || !std::regex_search(line, match, kLine)) return std::nullopt;
-  return std::stoi(match[1].str());
+  return RankEnd{std::stoi(match[1].str()), match[2].str() == "killed by signal",
+                 std::stoi(match[3].str())};
 }
 
 }  // namespace horde::launcher

@@ -29,13 +29,20 @@ std::vector<std::string> SshArgv(const std::string& host, const SshOptions& ssh,
 std::optional<SshFailure> RunOnHost(const std::string& host, const SshOptions& ssh,
                                     int timeout_seconds, const std::string& ssh_program,
                                     const std::vector<std::string>& remote) {
-  CapturedRun run;
   try {
-    run = RunCaptured(SshArgv(host, ssh, timeout_seconds, ssh_program, remote),
-                      std::chrono::seconds(timeout_seconds));
+    return SshFailureOf(host,
+                        RunCaptured(SshArgv(host, ssh, timeout_seconds, ssh_program, remote),
+                                    std::chrono::seconds(timeout_seconds)),
+                        timeout_seconds);
   } catch (const std::system_error& error) {
     return SshFailure{host, std::string("cannot run ssh: ") + error.what()};
   }
+}
+
+}  // namespace
+
+std::optional<SshFailure> SshFailureOf(const std::string& host, const CapturedRun& run,
+                                       int timeout_seconds) {
   if (run.timed_out) {
     return SshFailure{host, "no answer within " + std::to_string(timeout_seconds) + " s"};
   }
@@ -44,8 +51,6 @@ std::optional<SshFailure> RunOnHost(const std::string& host, const SshOptions& s
   if (reason.empty()) reason = "ssh exited with code " + std::to_string(run.exit_code);
   return SshFailure{host, reason};
 }
-
-}  // namespace
 
 std::vector<std::string> SshCheckArgv(const std::string& host, const SshOptions& ssh,
                                       int timeout_seconds, const std::string& ssh_program) {

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "launcher/child_process.h"
 #include "launcher/ssh_options.h"
 
 namespace horde::launcher {
@@ -32,6 +34,10 @@ std::vector<SshFailure> RunOverSsh(const std::vector<std::string>& hosts, const 
 // host and the remote command, so the host is never read as an option.
 std::vector<std::string> SshCheckArgv(const std::string& host, const SshOptions& ssh,
                                       int timeout_seconds, const std::string& ssh_program);
+
+// The failure, if any, of a finished ssh run to `host` (from RunOverSsh's command).
+std::optional<SshFailure> SshFailureOf(const std::string& host, const CapturedRun& run,
+                                       int timeout_seconds);
 
 // One line naming the host, why, and what to do about it.
 std::string DescribeSshFailure(const SshFailure& failure, const SshOptions& ssh);

@@ -6,9 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "launcher/elastic_generation.h"
 #include "launcher/elastic_hosts.h"
-#include "launcher/rank_exit.h"
 #include "tests/temp_dir.h"
 
 namespace horde::launcher {
@@ -69,27 +67,16 @@ TEST(HostDiscovery, ReportsAFailingScript) {
             "host discovery script /bin/false failed with exit code 1");
 }
 
-TEST(ElasticGeneration, FindsTheFailedRankInMpirunsOutput) {
-  EXPECT_EQ(FailedRankIn("mpirun noticed that process rank 2 with PID 0 on node vm exited on "
-                         "signal 9 (Killed)."),
-            2);
-  EXPECT_EQ(FailedRankIn("  Process name: [[4711,1],3]"), 3);
-  EXPECT_EQ(FailedRankIn("rank 1 failed"), std::nullopt);
-}
-
-TEST(ElasticGeneration, FindsTheFailedRankInOpenMpi5sOutput) {  // PRRTE, as 5.0.7 prints it
-  EXPECT_EQ(FailedRankIn("prterun noticed that process rank 2 with PID 21 on node vm exited on"),
-            2);
-  EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1,1]"), 1);
-  EXPECT_EQ(FailedRankIn("process rank 2 with PID 21 on node vm exited on its own"), std::nullopt);
-  EXPECT_EQ(FailedRankIn("   Process name: [prterun-vm-7@1]"), std::nullopt);
-}
-
-TEST(ElasticGeneration, FindsTheFailedRankInItsExitWrappersLine) {
-  EXPECT_EQ(FailedRankInExitLine("horde rank 2 on hostB: killed by signal 9"), 2);
-  EXPECT_EQ(FailedRankInExitLine("[1,3]<stderr>:horde rank 3 on vm: exit code 1"), 3);
-  EXPECT_EQ(FailedRankInExitLine("horde rank ? on vm: exit code 1"), std::nullopt);
-  EXPECT_EQ(FailedRankInExitLine("horde rank 2 on vm: exit code 1 and more"), std::nullopt);
+TEST(HostDiscovery, ReadsHostsFromStdoutOnlyAndQuotesStderrOnFailure) {
+  horde::test::TempDir dir;
+  std::string script = dir.File("d.sh");
+  std::ofstream(script) << "#!/bin/sh\necho 'warning: inventory slow' >&2\necho localhost:2\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  EXPECT_EQ(DiscoverHosts(script, 1, std::chrono::seconds(5)),
+            (std::vector<Host>{{"localhost", 2}}));
+  std::ofstream(script) << "#!/bin/sh\necho localhost:2\necho 'inventory down' >&2\nexit 4\n";
+  EXPECT_EQ(DiscoveryErrorOf(script),
+            "host discovery script " + script + " failed with exit code 4: 'inventory down'");
 }
 
 TEST(ElasticHosts, ALocalFailureWithholdsOneSlotARemoteOneTheHost) {

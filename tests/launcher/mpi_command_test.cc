@@ -124,6 +124,25 @@ TEST_F(MpiCommandTest, OpenMpiPrrteEmitsNoDeprecatedOption) {
   }
 }
 
+// Values that must not show in ps (the elastic job directory) go through mpirun's own
+// environment; only the name is on its command line.
+TEST_F(MpiCommandTest, PrivateVariablesStayOffTheCommandLine) {
+  JobSpec job = MakeJobSpec(ParseOptions({"-np", "1", "true"}), kEnv, kRootOnHostA);
+  job.private_env.push_back({"HORDE_ELASTIC_DIR", "/dev/shm/horde-elastic-Ab12Cd"});
+  for (MpiFlavor flavor : {MpiFlavor::kOpenMpi, MpiFlavor::kOpenMpiPrrte, MpiFlavor::kHydra}) {
+    MpiCommand command = BuildMpiCommand(flavor, job);
+    std::string line = JoinShellWords(command.argv);
+    EXPECT_EQ(line.find("horde-elastic-Ab12Cd"), std::string::npos) << line;
+    EXPECT_NE(line.find("HORDE_ELASTIC_DIR"), std::string::npos) << line;
+    ASSERT_EQ(command.launcher_env.size(), 1u);
+    EXPECT_EQ(command.launcher_env[0].name, "HORDE_ELASTIC_DIR");
+    EXPECT_EQ(command.launcher_env[0].value, "/dev/shm/horde-elastic-Ab12Cd");
+  }
+  EXPECT_NE(JoinShellWords(BuildMpiCommand(MpiFlavor::kHydra, job).argv)
+                .find("-genvlist PATH,HORDE_LOG_LEVEL,HORDE_ELASTIC_DIR"),
+            std::string::npos);
+}
+
 TEST_F(MpiCommandTest, HydraLocalTagged) {
   EXPECT_EQ(Build(MpiFlavor::kHydra, {"-np", "3", "--tag-output", "python3", "-c", "print(1)"}),
             "mpirun -n 3 -hosts localhost:2 -bind-to none -prepend-rank "
