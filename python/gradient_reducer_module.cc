@@ -102,5 +102,7 @@ void BindGradientReducer(py::module_& m) {
            py::call_guard<py::gil_scoped_release>())
       .def("has_pending_work", &torch_ops::GradientReducer::HasPendingWork)
       .def("zero_buckets", &torch_ops::GradientReducer::ZeroBuckets)
+      // Fault injection for tests of one rank's failed step.
+      .def("fail_next_start", &torch_ops::GradientReducer::FailNextStart)
       .def("buckets", &Buckets);
 }

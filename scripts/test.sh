@@ -24,11 +24,14 @@ for np in 2 4; do
     .venv/bin/python -m pytest tests/compat -q -p no:cacheprovider --color=no
 done
 for np in 2 4; do
-  echo "== chaos: training through delayed, raising and restarting ranks on $np ranks"
-  # The stall reports the delays provoke are expected: only errors are logged.
-  HORDE_STALL_CHECK_TIME_SECONDS=2 HORDE_STALL_SHUTDOWN_TIME_SECONDS=1 HORDE_LOG_LEVEL=error \
-    timeout 300 scripts/mpirun.sh -np "$np" -x HORDE_STALL_CHECK_TIME_SECONDS \
-    -x HORDE_STALL_SHUTDOWN_TIME_SECONDS -x HORDE_LOG_LEVEL .venv/bin/python tests/chaos/chaos_training.py
+  for mode in plain groups bucket_view sparse adasum; do
+    echo "== chaos: training through delayed, raising, failing and restarting ranks on $np ranks ($mode)"
+    # The stall reports the delays provoke are expected: only errors are logged.
+    HORDE_STALL_CHECK_TIME_SECONDS=2 HORDE_STALL_SHUTDOWN_TIME_SECONDS=1 HORDE_LOG_LEVEL=error \
+      timeout 300 scripts/mpirun.sh -np "$np" -x HORDE_STALL_CHECK_TIME_SECONDS \
+      -x HORDE_STALL_SHUTDOWN_TIME_SECONDS -x HORDE_LOG_LEVEL .venv/bin/python \
+      tests/chaos/chaos_training.py --optimizer "$mode"
+  done
 done
 echo "== examples on 2 ranks"
 tests/examples/run_examples.sh

@@ -65,6 +65,10 @@ GradientReducer::GradientReducer(std::vector<at::Tensor> params, std::vector<std
   }
   allreduce_ = std::make_unique<CountedAllreduce>(options_.op, prescale_, postscale_,
                                                   options_.process_set);
+  if (!slots_.empty()) {
+    outcome_ = std::make_unique<StepOutcome>("horde.optimizer.step_outcome." + slots_[0].name,
+                                             options_.process_set);
+  }
   MakeGroups();
   if (options_.bucket_cap_bytes > 0) {
     if (options_.compressor || !groups_.empty()) {
@@ -139,19 +143,37 @@ void GradientReducer::OnGradientAccumulated(size_t i) {
     if (options_.raise_extra_backward_pass) options_.raise_extra_backward_pass(message);
     throw InvalidArgument(message + " (parameter '" + slot.name + "')");
   }
-  if (--slot.passes_left > 0) return;
+  // Started already: a placeholder stood in for it (its group failed to start).
+  if (--slot.passes_left > 0 || slot.started) return;
+  StartOrPlaceholder(i);
+}
+
+void GradientReducer::StartOrPlaceholder(size_t i) {
   try {
     Start(i);
   } catch (...) {
     // Raised by Synchronize() once the reductions that did start are done, not from
     // inside backward, so the step can be cleaned up like any failed step.
     if (!submit_error_) submit_error_ = std::current_exception();
+    try {
+      SubmitPlaceholder(i);
+    } catch (...) {
+      // Nothing could be submitted: the others wait for this name until the stall limit.
+    }
   }
+}
+
+void GradientReducer::FailNextStart(size_t i) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_.at(i).fail_next_start = true;
 }
 
 void GradientReducer::Start(size_t i) {
   Slot& slot = slots_[i];
   slot.started = true;
+  if (std::exchange(slot.fail_next_start, false)) {
+    throw Error(Status::Internal("a failure injected into the reduction of '" + slot.name + "'"));
+  }
   const GradientReducerOptions& o = options_;
   if (buckets_) {
     if (GradientBuckets::Bucket* bucket = buckets_->MarkReady(i)) {
@@ -249,6 +271,8 @@ void GradientReducer::Synchronize() {
   } catch (...) {
     if (!error) error = std::current_exception();
   }
+  if (!error) error = submit_error_;  // a start that failed during this call
+  AgreeOnOutcome(&error);
   NewStep();
   if (error) std::rethrow_exception(error);
 }
@@ -260,10 +284,10 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
     if (!known) AgreeOnLayouts();
     batching_ = true;
     for (size_t i = 0; i < slots_.size(); ++i) {
-      if (!slots_[i].started) Start(i);
+      if (!slots_[i].started) StartOrPlaceholder(i);
     }
     batching_ = false;
-    Submit(batch_);
+    SubmitBatch();
   } catch (...) {
     // Raised once every started reduction is done.
     if (!*error) *error = std::current_exception();
@@ -278,7 +302,15 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
   }
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
-    if (!slot.counted && slot.indices_handle < 0) continue;
+    if (slot.placeholder || (!slot.counted && slot.indices_handle < 0)) {
+      // Not written back: a sparse gradient reduced dense still gets its layout back,
+      // which the next backward pass and the optimizer's state expect.
+      if (slot.densified) {
+        c10::NoGradGuard no_grad;
+        slot.param.mutable_grad() = slot.param.grad().to_sparse(slot.densified);
+      }
+      continue;
+    }
     try {
       if (slot.indices_handle >= 0) {
         WriteBackSparse(slot);
@@ -293,13 +325,25 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
 
 void GradientReducer::SynchronizeBuckets(std::exception_ptr* error) {
   // Buckets are reduced in place: their views already are the gradients.
-  try {
-    for (size_t i : buckets_->Waiting()) Start(i);
-  } catch (...) {
-    if (!*error) *error = std::current_exception();
-  }
+  for (size_t i : buckets_->Waiting()) StartOrPlaceholder(i);
   const Status status = allreduce_->Wait(nullptr);
   if (!status.ok() && !*error) *error = std::make_exception_ptr(Error(status));
+}
+
+void GradientReducer::AgreeOnOutcome(std::exception_ptr* error) {
+  if (!outcome_) return;
+  int failed_rank = -1;
+  try {
+    failed_rank = outcome_->LowestFailedRank(*error != nullptr);
+  } catch (...) {
+    if (!*error) *error = std::current_exception();
+    return;
+  }
+  if (failed_rank < 0 || *error) return;
+  *error = std::make_exception_ptr(Error(Status::PreconditionError(
+      "DistributedOptimizer: the step failed on rank " + std::to_string(failed_rank) +
+      " (its own error is raised there), so every rank skips it; the next step starts afresh "
+      "on every rank")));
 }
 
 void GradientReducer::WriteBackSparse(Slot& slot) {
@@ -338,6 +382,7 @@ void GradientReducer::NewStep() {
     if (slot.indices_handle >= 0) Release(std::exchange(slot.indices_handle, -1));
     if (slot.values_handle >= 0) Release(std::exchange(slot.values_handle, -1));
     slot.counted = false;
+    slot.placeholder = false;
     slot.passes_left = options_.backward_passes_per_step;
     slot.started = false;
     slot.densified = 0;

@@ -15,6 +15,7 @@
 #include "torch_plugin/gradient_buckets.h"
 #include "torch_plugin/gradient_compressor.h"
 #include "torch_plugin/handle_table.h"
+#include "torch_plugin/step_outcome.h"
 
 namespace torch {
 namespace autograd {
@@ -60,6 +61,13 @@ struct GradientReducerOptions {
 // so that no rank waits for it. Sparse gradients are allgathered (indices and values)
 // and written back sparse.
 //
+// A step fails on every rank alike: a rank that cannot prepare a gradient (its
+// compressor raised, its memory ran out) still takes part in that gradient's reduction
+// with a placeholder of the same layout, so no rank waits for it, and at the end of
+// Synchronize() the ranks agree whether any rank's step failed (StepOutcome). If one
+// did, Synchronize() raises on every rank (that rank's own error there), the optimizer
+// skips the update everywhere, and the next step pairs the same names on every rank.
+//
 // Neither copyable nor movable: the hooks refer to it. Destroying it removes them.
 class GradientReducer {
  public:
@@ -83,6 +91,9 @@ class GradientReducer {
   bool ZeroBuckets();
   // Null without bucket views.
   const GradientBuckets* buckets() const { return buckets_.get(); }
+  // Fault injection for tests: the next start of parameter i's reduction on this rank
+  // raises, as a compressor or an allocation failing on this rank alone would.
+  void FailNextStart(size_t i);
 
  private:
   struct Slot {
@@ -96,6 +107,9 @@ class GradientReducer {
     // What is reduced in place: .grad, or its compressed or contiguous form.
     at::Tensor sent;
     bool counted = false;  // its allreduce reports to done_
+    // What was reduced stands in for a gradient this rank failed to prepare.
+    bool placeholder = false;
+    bool fail_next_start = false;  // FailNextStart()
     // A sparse gradient's allgathers of its indices and values.
     HandleId indices_handle = -1;
     HandleId values_handle = -1;
@@ -108,6 +122,13 @@ class GradientReducer {
   void RegisterHooks();
   void OnGradientAccumulated(size_t i);
   void Start(size_t i);
+  // Start(i), or after it failed: records the error and submits a placeholder.
+  void StartOrPlaceholder(size_t i);
+  // What a rank reduces in place of gradient i when it failed to prepare it (its
+  // group's or bucket's reduction, for a member); gradient_placeholders.cc.
+  void SubmitPlaceholder(size_t i);
+  at::Tensor DensePlaceholder(size_t i) const;
+  void SubmitBatch();
   void StartSparse(size_t i);
   // Sets slot i's `sent`: its gradient, compressed if asked, contiguous.
   void PrepareSent(size_t i);
@@ -118,6 +139,8 @@ class GradientReducer {
   void AgreeOnLayouts();
   void SynchronizeGradients(std::exception_ptr* error);
   void SynchronizeBuckets(std::exception_ptr* error);
+  // Sets *error on every rank when any rank's step failed.
+  void AgreeOnOutcome(std::exception_ptr* error);
   void WriteBack(Slot& slot, size_t i);
   void WriteBackSparse(Slot& slot);
   void NewStep();
@@ -132,6 +155,7 @@ class GradientReducer {
   std::unique_ptr<GradientBuckets> buckets_;
   // Every allreduce of a step (tags: slot indices; buckets after them).
   std::unique_ptr<CountedAllreduce> allreduce_;
+  std::unique_ptr<StepOutcome> outcome_;  // null without parameters
   // While Synchronize() starts what no hook did: slots to submit in one call.
   bool batching_ = false;
   std::vector<size_t> batch_;

@@ -8,7 +8,14 @@ A schedule drawn from one seed (the same on every rank) injects, at chosen steps
 - delay: one rank sleeps past the stall shutdown time before its step, so the others'
   reductions of that step fail (HordeInternalError), which they catch and go on;
 - raise: one rank raises inside a caught block and skips its step;
+- fail: one rank alone cannot prepare one of its gradients inside the step (a failure
+  injected where its compressor or an allocation would fail); every rank must then fail
+  that step alike (the failing rank with its own error, the others with
+  HordeInternalError naming it);
 - restart: every rank calls shutdown() and init() again.
+
+--optimizer picks the optimizer's mode: plain, groups, bucket_view, sparse (an
+embedding with sparse gradients) or adasum (op=Adasum on a power-of-two rank count).
 
 Each failed step applies no update anywhere, each reduction that completes gives every
 rank the same averaged gradient, and a restart realigns the ranks; so whatever step each
@@ -44,6 +51,9 @@ def parse_args():
     parser.add_argument("--delays", type=int, default=2)
     parser.add_argument("--raises", type=int, default=3)
     parser.add_argument("--restarts", type=int, default=1)
+    parser.add_argument("--fails", type=int, default=3)
+    parser.add_argument("--optimizer", default="plain",
+                        choices=["plain", "groups", "bucket_view", "sparse", "adasum"])
     return parser.parse_args()
 
 
@@ -51,7 +61,8 @@ def schedule(args, size):
     """step -> (event, rank): the same on every rank. Events are at least 10 steps apart
     and avoid the first and last 20 steps."""
     rng = random.Random(args.seed)
-    kinds = ["delay"] * args.delays + ["raise"] * args.raises + ["restart"] * args.restarts
+    kinds = (["delay"] * args.delays + ["raise"] * args.raises + ["restart"] * args.restarts +
+             ["fail"] * args.fails)
     slots = rng.sample(range(2, (args.steps - 20) // 10), len(kinds))
     return {slot * 10: (kind, rng.randrange(size)) for slot, kind in zip(slots, kinds)}
 
@@ -62,6 +73,54 @@ def rss_bytes():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+class InjectedFailure(RuntimeError):
+    """What the rank chosen by a "fail" event raises from its step."""
+
+
+class FlakyCompression:
+    """Passes gradients through; raises once, on the rank that armed it, as an
+    out-of-memory in that rank's compression would (Adasum's path)."""
+    armed = False
+
+    @classmethod
+    def compress(cls, tensor):
+        if cls.armed:
+            cls.armed = False
+            raise InjectedFailure("chaos: injected failure preparing a gradient")
+        return tensor, None
+
+    @staticmethod
+    def decompress(tensor, ctx):
+        return tensor
+
+
+class Model(nn.Module):
+    def __init__(self, sparse):
+        super().__init__()
+        self.embedding = nn.Embedding(32, 16, sparse=True) if sparse else None
+        self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+
+    def forward(self, x):
+        if self.embedding is not None:
+            x = x + self.embedding((x.abs() * 7).long() % 32).mean(1)
+        return self.body(x)
+
+
+def make_optimizer(model, mode):
+    options = {"groups": {"num_groups": 2}, "bucket_view": {"gradient_as_bucket_view": True},
+               "adasum": {"op": hvd.Adasum, "compression": FlakyCompression}}.get(mode, {})
+    return hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+                                    named_parameters=model.named_parameters(), **options)
+
+
+def arm_failure(model, optimizer, mode, rng):
+    """Makes this rank's next step fail while preparing one of its gradients."""
+    if mode == "adasum":
+        FlakyCompression.armed = True
+    else:
+        optimizer._reducer.fail_next_start(rng.randrange(len(list(model.parameters()))))
 
 
 def meet_every_rank():
@@ -91,12 +150,12 @@ def main():
     events = schedule(args, size)
 
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    model = Model(sparse=args.optimizer == "sparse")
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
-                                         named_parameters=model.named_parameters())
+    optimizer = make_optimizer(model, args.optimizer)
     generator = torch.Generator().manual_seed(1000 + rank)
-    failures, baseline_rss = 0, None
+    pick = random.Random(args.seed + 1)
+    failures, injected_failures, baseline_rss = 0, 0, None
     for step in range(args.steps):
         kind, who = events.get(step, (None, None))
         if kind == "restart":
@@ -104,6 +163,8 @@ def main():
             hvd.init()
         elif kind == "delay" and rank == who:
             time.sleep(delay_seconds)
+        elif kind == "fail" and rank == who:
+            arm_failure(model, optimizer, args.optimizer, pick)
         elif kind == "raise" and rank == who:
             try:
                 raise RuntimeError(f"chaos: rank {rank} fails step {step}")
@@ -116,18 +177,21 @@ def main():
         F.mse_loss(model(x), x[:, :4]).backward()
         try:
             optimizer.step()
-        except hvd.HordeInternalError:
+        except (hvd.HordeInternalError, InjectedFailure) as e:
             failures += 1
+            injected_failures += "injected" in str(e)
     meet_every_rank()
     params = [p.detach() for p in model.parameters()]
     every_rank = hvd.allgather_object(params)
     same = all(torch.equal(a, b) for other in every_rank for a, b in zip(every_rank[0], other))
     total_failures = sum(hvd.allgather_object(failures))
+    total_injected = sum(hvd.allgather_object(injected_failures))
     handles = _handle_table_sizes()
     growth = rss_bytes() - baseline_rss
-    print(f"rank {rank}: steps {args.steps}, events {sorted(events.items())}, failed steps "
-          f"{failures} (all ranks {total_failures}), identical parameters {same}, handles "
-          f"{handles}, RSS growth {growth / 2**20:.1f} MiB", flush=True)
+    print(f"rank {rank}: {args.optimizer}, steps {args.steps}, events {sorted(events.items())}, "
+          f"failed steps {failures} (all ranks {total_failures}, injected {total_injected}), "
+          f"identical parameters {same}, handles {handles}, RSS growth {growth / 2**20:.1f} MiB",
+          flush=True)
     problems = []
     if not same:
         problems.append("parameters differ across ranks")
@@ -138,6 +202,9 @@ def main():
     expected_failures = any(kind in ("delay", "raise") for kind, _ in events.values()) and size > 1
     if expected_failures and total_failures == 0:
         problems.append("no step failed: the injected delays and raises had no effect")
+    fail_events = sum(kind == "fail" for kind, _ in events.values())
+    if total_injected != fail_events:
+        problems.append(f"{total_injected} injected failures raised, expected {fail_events}")
     for problem in problems:
         print(f"rank {rank}: FAILED: {problem}", flush=True)
     hvd.shutdown()

@@ -8,6 +8,12 @@ communication overlaps the rest of backward. step() waits for every delta and se
 parameter = start + reduced delta. Between backward and step() a parameter holds its
 local delta, as in Horovod.
 
+A step fails on every rank alike: a rank that cannot step or compress a parameter
+(its own failure, raised by step()) reduces a placeholder of zeros under that name so
+no rank waits, and step() ends with one small allreduce telling every rank whether any
+rank failed; if one did, every parameter returns to its start on every rank and step()
+raises everywhere.
+
 With one rank (or any op but Adasum), DistributedOptimizer is the usual one
 (optimizer.py); Adasum on one rank is the identity.
 """
@@ -17,9 +23,10 @@ from contextlib import contextmanager
 
 import torch
 
+from horde.common.exceptions import HordeInternalError
 from horde.common.process_sets import global_process_set
 from horde.torch.gradient_hooks import count_backward_pass, register_gradient_hooks
-from horde.torch.mpi_ops import Adasum, allreduce_async_, size, synchronize
+from horde.torch.mpi_ops import Adasum, Min, allreduce_, allreduce_async_, rank, size, synchronize
 from horde.torch.optimizer_class import wrap_optimizer_class
 from horde.torch.parameter_names import parameter_names
 
@@ -71,6 +78,9 @@ class _DistributedAdasumOptimizer:
         self._delay = {p: backward_passes_per_step for p in self._trainable}
         self._starts = {p: torch.zeros_like(p, requires_grad=False) for p in self._trainable}
         self._pending = {}  # parameter -> (handle, compression context)
+        self._error = None  # the first local failure of this step
+        first = self._delta_names[self._trainable[0]] if self._trainable else "none"
+        self._outcome_name = f"{first}.step_outcome"
         self._grad_accumulators = register_gradient_hooks(self._trainable, self._on_gradient_ready)
 
     def _on_gradient_ready(self, p):
@@ -78,22 +88,35 @@ class _DistributedAdasumOptimizer:
             self._start(p)
 
     def _start(self, p):
-        """Steps p alone, turns it into its delta and starts the delta's Adasum."""
+        """Steps p alone, turns it into its delta and starts the delta's Adasum; once per
+        step. A local failure is kept for step() and a placeholder is reduced instead."""
+        if p in self._pending:
+            return
         start = self._starts[p]
         with torch.no_grad():
             start.copy_(p)
-        self._step_only(p)
-        with torch.no_grad():
-            p.sub_(start)
         try:
+            self._step_only(p)
+            with torch.no_grad():
+                p.sub_(start)
             compressed, ctx = self._compression.compress(p.detach())
             handle = allreduce_async_(compressed, name=self._delta_names[p], op=Adasum,
                                       process_set=self._process_set)
-        except Exception:
+        except Exception as e:  # noqa: BLE001 - raised by step(), after every rank agrees
+            self._error = self._error or e
             with torch.no_grad():
-                p.copy_(start)  # refused at submit: the parameter must not keep its delta
-            raise
+                p.copy_(start)
+            handle, ctx = self._placeholder(p), None
         self._pending[p] = (handle, ctx)
+
+    def _placeholder(self, p):
+        """Zeros reduced under p's name, so that no rank waits for it; None if even that
+        cannot be submitted (the others then wait until the stall limit)."""
+        try:
+            return allreduce_async_(torch.zeros_like(p.detach()), name=self._delta_names[p],
+                                    op=Adasum, process_set=self._process_set)
+        except Exception:  # noqa: BLE001 - the step has failed already
+            return None
 
     def _step_only(self, p):
         """Runs the wrapped optimizer's step with p as its only parameter (its per-group
@@ -124,24 +147,51 @@ class _DistributedAdasumOptimizer:
         # Parameters whose hooks did not fire this step (no gradient on this rank, or
         # fewer than backward_passes_per_step passes) step now, so every rank reduces
         # every delta and no rank waits for a missing one.
-        for p in self._trainable:
-            if p not in self._pending:
+        try:
+            for p in self._trainable:
                 self._start(p)
-        error = None
-        for p, (handle, ctx) in self._pending.items():
-            self._delay[p] = self._backward_passes_per_step
-            try:
-                delta = self._compression.decompress(synchronize(handle), ctx)
-            except Exception as e:  # noqa: BLE001 - re-raised once every handle is waited on
-                error = error or e
-                delta = None
-            with torch.no_grad():
-                # A failed reduction leaves the parameter where it started.
-                p.copy_(self._starts[p] if delta is None else self._starts[p] + delta)
-        self._pending.clear()
+            deltas = self._wait_for_deltas()
+            error = self._agree_on_outcome()
+        finally:
+            self._pending.clear()
+            self._error = None
+            for p in self._trainable:
+                self._delay[p] = self._backward_passes_per_step
+        with torch.no_grad():
+            for p, delta in deltas.items():
+                # A failed step leaves every parameter where it started, on every rank.
+                p.copy_(self._starts[p] if error is not None else self._starts[p] + delta)
         if error is not None:
             raise error
         return loss
+
+    def _wait_for_deltas(self):
+        deltas = {}
+        for p, (handle, ctx) in self._pending.items():
+            try:
+                if handle is None:
+                    continue
+                reduced = synchronize(handle)
+                if self._error is None:
+                    deltas[p] = self._compression.decompress(reduced, ctx)
+            except Exception as e:  # noqa: BLE001 - raised once every rank agrees
+                self._error = self._error or e
+            deltas.setdefault(p, None)
+        return deltas
+
+    def _agree_on_outcome(self):
+        """The error step() raises on this rank (None when every rank's step worked)."""
+        failed = torch.tensor([rank() if self._error is not None else 2**31 - 1],
+                              dtype=torch.int32)
+        try:
+            allreduce_(failed, name=self._outcome_name, op=Min, process_set=self._process_set)
+        except Exception as e:  # noqa: BLE001
+            return self._error or e
+        if self._error is not None or int(failed[0]) == 2**31 - 1:
+            return self._error
+        return HordeInternalError(
+            f"DistributedOptimizer: the step failed on rank {int(failed[0])} (its own error is "
+            "raised there), so every rank skips it; the next step starts afresh on every rank")
 
     def zero_grad(self, *args, **kwargs):
         if self._pending:
