@@ -44,9 +44,9 @@ def test_a_commit_too_large_for_one_host_fails_on_every_rank_alike(tmp_path, sma
     assert sorted(errors) == ["0", "1"] and errors["0"] == errors["1"], ranks.out
     assert re.fullmatch(
         rf"CommitWriteError: rank 1: cannot write commit g1\.c1 to {small}: it needs "
-        r"[\d.]+ [KM]iB and [\d.]+ [KM]iB are free there; the directory must hold the new "
-        r"commit beside the previous one \([\d.]+ [KM]iB\) until the new one is whole: give "
-        r"it more room \(a larger /dev/shm, e\.g\. docker run --shm-size=[\d.]+[mg]\)",
+        r"[\d.]+ [KM]iB and [\d.]+ [KM]iB are free there; the directory must hold two "
+        r"commits \(the previous one stays until the new one is whole\): give it more room "
+        r"\(a larger /dev/shm, e\.g\. docker run --shm-size=\d+m\)",
         errors["0"]), errors["0"]
     assert not ranks.lines("committed")
     assert files(small) == []
