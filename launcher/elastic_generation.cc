@@ -35,10 +35,8 @@ MpirunGeneration::MpirunGeneration(std::string program,
     : program_(std::move(program)), build_(std::move(build)), old_mask_(old_mask) {}
 
 MpirunGeneration::~MpirunGeneration() {
-  if (pid_ > 0) {  // an exception left it running
-    kill(-pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  if (pid_ > 0 && !stopped_status_) Stop(SIGTERM);  // an exception left it running
+  if (pid_ > 0) kill(-pid_, SIGKILL);
   if (stderr_fd_ >= 0) close(stderr_fd_);
 }
 

@@ -1,5 +1,7 @@
 #include "launcher/elastic_policy.h"
 
+#include <signal.h>
+
 #include <algorithm>
 
 #include "launcher/host_name.h"
@@ -36,7 +38,9 @@ void ElasticPolicy::EnterWaiting(ElasticTime now) {
   said_waiting_ = false;
 }
 
+// A running generation is stopped first: SIGTERM lets mpirun stop its ranks.
 void ElasticPolicy::GiveUp(const std::string& line, ElasticAction& action) {
+  if (state_ == State::kRunning) action.stop_generation = SIGTERM;
   state_ = State::kGaveUp;
   action.lines.push_back(line);
   action.exit_code = 1;

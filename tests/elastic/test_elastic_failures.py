@@ -1,6 +1,8 @@
 """How an elastic horderun gives up: each a one-line reason, a non-zero exit, within
 its time limit, and no rank left behind."""
 
+import re
+
 import pytest
 
 from test_elastic_local import HORDERUN, PYTHON, Job, discovery_script
@@ -51,18 +53,22 @@ def test_a_discovery_script_that_prints_garbage(tmp_path, output, message):
     assert lines[-1].startswith("horderun: " + message.format(script)), lines
 
 
-def test_a_discovery_script_that_fails_mid_job_stops_it(tmp_path):
+def test_a_discovery_script_that_keeps_failing_mid_job_stops_it(tmp_path):
     count = tmp_path / "count"
     script = tmp_path / "discover.sh"
-    # The first two runs succeed; later ones fail.
+    # The first two runs succeed; later ones fail, for longer than --elastic-timeout.
     script.write_text(f"#!/bin/sh\necho x >> {count}\n"
                       f"[ $(wc -l < {count}) -le 2 ] || {{ echo 'inventory down' >&2; exit 4; }}\n"
                       "echo localhost:2\n")
     script.chmod(0o755)
-    code, lines = run_job(tmp_path, ["-np", "2"], SLEEPER, script=str(script))
+    code, lines = run_job(tmp_path, ["-np", "2", "--elastic-timeout", "3"], SLEEPER,
+                          script=str(script))
     assert code == 1
-    assert lines[-1] == (f"horderun: host discovery script {script} failed with exit code 4: "
-                         "'inventory down'; job stopped"), lines
+    failed = f"host discovery script {script} failed with exit code 4: 'inventory down'"
+    assert lines.count(f"horderun: {failed}; keeping the last hosts and retrying for up to 3 s "
+                       "(--elastic-timeout)") == 1, lines
+    assert re.fullmatch(r"horderun: host discovery has failed for \d+ s \(--elastic-timeout\); "
+                        r"the last run: " + re.escape(failed), lines[-1]), lines
 
 
 def test_elastic_flags_without_a_discovery_script(tmp_path):
