@@ -3,8 +3,6 @@ line; removed by the next horderun when a SIGKILLed one left it."""
 
 import os
 import signal
-import stat
-import time
 
 import pytest
 
