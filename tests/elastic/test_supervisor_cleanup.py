@@ -48,12 +48,13 @@ def test_the_next_horderun_removes_what_a_sigkilled_one_left(tmp_path):
     killed.process.send_signal(signal.SIGKILL)
     killed.process.wait(timeout=30)
     assert_no_rank_left(str(killed.pid_dir), limit_s=30)  # mpirun stops them (PDEATHSIG)
-    assert os.path.isdir(left)
     second_dir = tmp_path / "second"
     second_dir.mkdir()
     job = Job(second_dir, ["-np", "1", "--host-discovery-script", script],
               [PYTHON, "-c", REPORT, "exit"])
     assert job.finish() == 0, job.err()
-    assert (f"horderun: removed {left}, left by a horderun that ended without cleaning up"
-            in job.err().splitlines()), job.err()
-    assert not os.path.exists(left)
+    assert not os.path.exists(left), job.err()
+    # Any horderun of this user that starts meanwhile (another test's) may be the one.
+    removed = [line for line in job.err().splitlines() if line.startswith("horderun: removed ")]
+    assert all(line.endswith(", left by a horderun that ended without cleaning up")
+               for line in removed), removed
