@@ -44,7 +44,7 @@ Status ValidateAdasum(const Request& r, const Topology& topology) {
                                    " tensors; it supports float16, bfloat16, float32 and float64");
   }
   if (!IsPowerOfTwo(topology.size)) {
-    return Status::InvalidArgument(
+    return Status::Unimplemented(
         Describe(r) + ": Adasum needs a power-of-two number of ranks, but the " +
         (topology.world_ranks.empty() ? "job" : "process set") + " has " +
         std::to_string(topology.size) + " ranks; expected 1, 2, 4, 8, ... ranks");
@@ -61,9 +61,9 @@ Status RequireDimension(const Request& r) {
 
 Status ValidateReducescatter(const Request& r) {
   if (r.reduce_op == ReduceOp::kAdasum) {
-    return Status::InvalidArgument(Describe(r) +
-                                   ": Adasum is not supported for reducescatter (nor is it "
-                                   "in Horovod); use allreduce with op=Adasum");
+    return Status::Unimplemented(Describe(r) +
+                                 ": Adasum is not supported for reducescatter (nor is it in "
+                                 "Horovod); use allreduce with op=Adasum");
   }
   if (r.reduce_op != ReduceOp::kSum && r.reduce_op != ReduceOp::kAverage) {
     return Status::InvalidArgument(Describe(r) + ": reduce op " + ReduceOpName(r.reduce_op) +

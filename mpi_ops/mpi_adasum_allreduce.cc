@@ -45,8 +45,8 @@ Status MpiAdasumAllreduce::Execute(std::vector<TensorEntry>& entries, const Resp
   const int size = context_->topology().size;
   if (!IsPowerOfTwo(size)) {
     // Refused at submit already; kept so a request that slipped through cannot hang.
-    return Status::InvalidArgument("Adasum needs a power-of-two number of ranks, not " +
-                                   std::to_string(size));
+    return Status::Unimplemented("Adasum needs a power-of-two number of ranks, not " +
+                                 std::to_string(size));
   }
   const DataType dtype = response.dtype;
   const int64_t element_size = DataTypeSize(dtype);

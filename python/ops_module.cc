@@ -15,11 +15,16 @@ void BindGradientReducer(py::module_& m);  // gradient_reducer_module.cc
 
 namespace {
 
-// Local misuse becomes ValueError; everything else horde.common.exceptions'
-// HordeInternalError, as Horovod users expect.
+// Local misuse becomes ValueError, what is not supported NotImplementedError (Horovod's
+// class for it); everything else horde.common.exceptions' HordeInternalError, as Horovod
+// users expect.
 void TranslateError(const Error& e) {
   if (e.status().code() == StatusCode::kInvalidArgument) {
     PyErr_SetString(PyExc_ValueError, e.what());
+    return;
+  }
+  if (e.status().code() == StatusCode::kUnimplemented) {
+    PyErr_SetString(PyExc_NotImplementedError, e.what());
     return;
   }
   py::object error_type = py::module_::import("horde.common.exceptions").attr("HordeInternalError");

@@ -58,6 +58,7 @@ Status InContext(const Status& status, const std::string& context) {
     case StatusCode::kInvalidArgument: return Status::InvalidArgument(message);
     case StatusCode::kPreconditionError: return Status::PreconditionError(message);
     case StatusCode::kAborted: return Status::Aborted(message);
+    case StatusCode::kUnimplemented: return Status::Unimplemented(message);
     default: return Status::Internal(message);
   }
 }

@@ -11,6 +11,7 @@ enum class StatusCode {
   kPreconditionError,  // ranks disagree, or the runtime is in the wrong state
   kAborted,            // the runtime shut down before the operation ran
   kInternal,           // a transport or collective failed
+  kUnimplemented,      // valid, but not supported (Horovod's NotImplementedError)
 };
 
 // The result of an operation: a code and a human-readable message naming what went
@@ -27,6 +28,9 @@ class Status {
   }
   static Status Aborted(std::string msg) { return {StatusCode::kAborted, std::move(msg)}; }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+  static Status Unimplemented(std::string msg) {
+    return {StatusCode::kUnimplemented, std::move(msg)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -45,8 +45,8 @@ def DistributedAdasumOptimizer(optimizer, named_parameters, compression, backwar
     ranks = process_set.size()
     if ranks & (ranks - 1):
         where = "the job" if process_set is global_process_set else "the process set"
-        raise ValueError(f"op=Adasum needs a power-of-two number of ranks, but {where} has {ranks} "
-                         "ranks; expected 1, 2, 4, 8, ... ranks")
+        raise NotImplementedError(f"op=Adasum needs a power-of-two number of ranks, but {where} "
+                                  f"has {ranks} ranks; expected 1, 2, 4, 8, ... ranks")
     if gradient_predivide_factor != 1.0:
         raise ValueError("gradient_predivide_factor needs op=Average")
     if gradient_as_bucket_view:
@@ -68,8 +68,8 @@ class _DistributedAdasumOptimizer:
         super().__init__(params)
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
-        self._delta_names = {p: f"adasum.{name}" for p, name in
-                             parameter_names(self.param_groups, named_parameters).items()}
+        self._parameter_names = parameter_names(self.param_groups, named_parameters)
+        self._delta_names = {p: f"adasum.{name}" for p, name in self._parameter_names.items()}
         self._compression = compression
         self._backward_passes_per_step = backward_passes_per_step
         self._process_set = process_set
