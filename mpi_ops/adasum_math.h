@@ -33,7 +33,11 @@ struct Coefficients {
 
 // Below this squared norm a vector counts as zero and keeps coefficient 1 (Horovod's
 // guard): a rank that contributes zeros (a joined rank) leaves the other vector as is.
-constexpr double kZeroNorm2 = 1e-8;
+// It is about the square root of the smallest normal double, as Horovod's: any larger
+// bound treats real vectors of small values as zero (float16 values near its smallest
+// normal, 6.1e-5, have squared norms near 4e-9), and parallel ones then add up instead of
+// averaging.
+constexpr double kZeroNorm2 = 1.4916681462400413e-154;  // sqrt(2.2250738585072014e-308)
 
 Coefficients CoefficientsOf(const Dots& dots);
 

@@ -109,15 +109,24 @@ TEST(AdasumMath, ZeroVectorLeavesTheOther) {
 }
 
 TEST(AdasumMath, NormsBelowTheGuardKeepCoefficientOne) {
-  // As in Horovod: a squared norm under 1e-8 counts as zero, whatever the other vector.
-  Dots tiny{1e-9, 1e-9, 1e-9};
+  // As in Horovod: a squared norm under about sqrt(smallest normal double) counts as
+  // zero, whatever the other vector.
+  Dots tiny{1e-160, 1e-160, 1e-160};
   Coefficients c = CoefficientsOf(tiny);
   EXPECT_EQ(c.left, 1.0);
   EXPECT_EQ(c.right, 1.0);
-  Dots one_side{0.5, 1.0, 1e-9};
+  Dots one_side{0.5, 1.0, 1e-160};
   c = CoefficientsOf(one_side);
   EXPECT_DOUBLE_EQ(c.left, 0.75);
   EXPECT_EQ(c.right, 1.0);
+}
+
+TEST(AdasumMath, TinyParallelVectorsAverageInsteadOfAdding) {
+  // float16's smallest normal: squared norms near 4e-9, real vectors, not zeros.
+  Dots parallel{3.7e-9, 3.7e-9, 3.7e-9};
+  Coefficients c = CoefficientsOf(parallel);
+  EXPECT_DOUBLE_EQ(c.left, 0.5);
+  EXPECT_DOUBLE_EQ(c.right, 0.5);
 }
 
 TEST(AdasumMath, ValuesNearTheTypeLimitStayFinite) {
