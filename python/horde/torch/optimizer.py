@@ -50,7 +50,11 @@ class _DistributedOptimizer:
             raise ValueError("backward_passes_per_step must be at least 1")
         if gradient_predivide_factor != 1.0 and op != Average:
             raise ValueError("gradient_predivide_factor needs op=Average")
-        names = parameter_names(self.param_groups, named_parameters)
+        self._parameter_names = parameter_names(self.param_groups, named_parameters)
+        self._should_synchronize = True
+        self._synchronized = False
+        self._reducer = None
+        set_id = process_set_id_of(process_set)
         trainable = [p for group in self.param_groups for p in group["params"] if p.requires_grad]
         group_indices, num_groups = _group_indices(trainable, groups, num_groups)
         bucket_cap_bytes = 0
@@ -61,14 +65,14 @@ class _DistributedOptimizer:
             if bucket_cap_mb <= 0:
                 raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb}")
             bucket_cap_bytes = max(1, int(bucket_cap_mb * (1 << 20)))
+        if not process_set.included():
+            return  # as in Horovod: outside its process set, a plain local optimizer
         custom = compression not in (Compression.none, Compression.fp16)
         self._reducer = _ops.GradientReducer(
-            trainable, [names[p] for p in trainable], op, float(gradient_predivide_factor),
-            backward_passes_per_step, process_set_id_of(process_set), group_indices,
+            trainable, [f"grad.{self._parameter_names[p]}" for p in trainable], op,
+            float(gradient_predivide_factor), backward_passes_per_step, set_id, group_indices,
             num_groups or 0, sparse_as_dense, bucket_cap_bytes, compression is Compression.fp16,
             compression if custom else None)
-        self._should_synchronize = True
-        self._synchronized = False
 
     def synchronize(self):
         """Waits for every gradient's allreduce and writes the results into .grad. Starts
@@ -76,8 +80,10 @@ class _DistributedOptimizer:
 
         If a reduction fails, it still waits for all the others, then raises the first
         error; either way the next backward() starts a fresh step, so a script that
-        catches the error can go on with zero_grad(), backward() and step()."""
-        self._reducer.synchronize()
+        catches the error can go on with zero_grad(), backward() and step().
+        Outside the optimizer's process set there is nothing to wait for."""
+        if self._reducer is not None:
+            self._reducer.synchronize()
         self._synchronized = True
 
     @contextmanager
@@ -106,6 +112,8 @@ class _DistributedOptimizer:
         return super().step(closure)
 
     def zero_grad(self, *args, **kwargs):
+        if self._reducer is None:
+            return super().zero_grad(*args, **kwargs)
         if self._reducer.has_pending_work():
             raise AssertionError(
                 "optimizer.zero_grad() was called after loss.backward() but before "
@@ -139,10 +147,12 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         bucket_cap_mb MiB (as DistributedDataParallel does) and reduce each bucket in place
         with one allreduce: no copies into a fusion buffer and back. zero_grad() then zeros
         the buckets instead of setting gradients to None. Not with compression or groups.
-    process_set: reduce over this set's ranks only (Average divides by its size).
+    process_set: reduce over this set's ranks only (Average divides by its size). On a
+        rank outside the set the result is a plain local optimizer, as in Horovod.
     op=Adasum on more than one rank: Horovod's delta optimizer (adasum_optimizer.py).
     """
-    if adasum_optimizer.applies(op):
+    process_set_id_of(process_set)  # a clear error for anything but a registered set
+    if adasum_optimizer.applies(op) and process_set.included():
         return adasum_optimizer.DistributedAdasumOptimizer(
             optimizer, named_parameters, compression, backward_passes_per_step,
             gradient_predivide_factor, groups, num_groups, gradient_as_bucket_view, process_set)

@@ -2,10 +2,13 @@
 
 
 def parameter_names(param_groups, named_parameters):
-    """Maps each parameter to the name its allreduce uses, checking the names given."""
+    """Maps each parameter to its name, checking the names given: the optimizer's
+    ``_parameter_names``, as Horovod's (a name from named_parameters, else
+    ``allreduce.noname.<i>``, counted over all parameter groups so names never repeat).
+    Its reductions go by these names with a prefix of the optimizer's."""
     all_params = [p for group in param_groups for p in group["params"]]
     if named_parameters is None:
-        return {p: f"grad.noname.{i}" for i, p in enumerate(all_params)}
+        return {p: f"allreduce.noname.{i}" for i, p in enumerate(all_params)}
     named_parameters = list(named_parameters)
     if any(not isinstance(item, tuple) or len(item) != 2 for item in named_parameters):
         raise ValueError("named_parameters should be a sequence of (name, parameter) tuples, "
@@ -15,7 +18,7 @@ def parameter_names(param_groups, named_parameters):
     if duplicates:
         raise ValueError("parameter names in named_parameters must be unique; duplicates: "
                          + ", ".join(duplicates))
-    by_param = {p: f"grad.{name}" for name, p in named_parameters}
+    by_param = {p: name for name, p in named_parameters}
     unnamed = [p for p in all_params if p not in by_param]
     if unnamed:
         raise ValueError(f"named_parameters was given, but {len(unnamed)} of the optimizer's "
