@@ -35,8 +35,7 @@ def test_commit_restore_and_sync_as_in_horovod():
         sampler.record_batch(0, 2)
         state.batch = 1
         state.commit()  # commit also checks for host updates: none here
-        assert sorted(sampler.processed_indices) == sorted(
-            i for r in range(hvd.size()) for i in list(range(10))[r::hvd.size()][:2])
+        assert sampler.state_dict() == {"epoch": 0, "processed_num": 2 * hvd.size()}
         before = model.weight.detach().clone()
         with torch.no_grad():
             model.weight.add_(1.0)
@@ -59,3 +58,35 @@ def test_errors_propagate_outside_an_elastic_job():
 
     with pytest.raises(HostsUpdatedInterrupt):
         train(state)
+
+
+def test_elastic_sampler_counts_processed_samples_as_horovod_does():
+    """Horovod's ElasticSampler since 0.24: processed_num, record_batch adding
+    batch_size * size(), a state dict of epoch and processed_num, and reset() splitting
+    what is left of the epoch's order."""
+    import math
+    import random
+
+    hvd.init()
+    rank, size = hvd.rank(), hvd.size()
+    data = list(range(21))
+    sampler = hvd.elastic.ElasticSampler(data, shuffle=False)
+    assert len(sampler) == math.ceil(21 / size)
+    padded = data + data[:len(sampler) * size - 21]
+    assert list(iter(sampler)) == padded[rank::size]
+    sampler.record_batch(0, 3)
+    assert sampler.processed_num == 3 * size
+    assert sampler.state_dict() == {"epoch": 0, "processed_num": 3 * size}
+    sampler.reset()
+    assert sampler.remaining_indices == data[3 * size:]
+    sampler.set_epoch(1)
+    assert sampler.state_dict() == {"epoch": 1, "processed_num": 0}
+
+    shuffled = hvd.elastic.ElasticSampler(data, shuffle=True, seed=5)
+    shuffled.load_state_dict({"epoch": 2, "processed_num": size})
+    order = list(range(21))
+    random.Random(5 + 2).shuffle(order)
+    assert shuffled.remaining_indices == order[size:]
+    # A state dict of the API before 0.24 still loads: its count of processed indices.
+    shuffled.load_state_dict({"epoch": 3, "processed_indices": {4, 9, 11}})
+    assert shuffled.processed_num == 3 and shuffled.epoch == 3

@@ -3,7 +3,7 @@ replays what the ranks of each generation compute.
 
 The rule it checks: after a reset, the job goes on from the newest commit (model,
 optimizer, sampler and counters as they were then), with the new number of ranks; the
-unprocessed indices of the epoch are re-partitioned over them, and the learning-rate
+unprocessed samples of the epoch are re-partitioned over them, and the learning-rate
 callback sets lr = BASE_LR * size. So the final weights equal those of: the steps of
 generation 0 up to commit N, then, from that commit's state, the steps with the next
 generation's size (and so on), with every rank's gradient averaged.
@@ -40,7 +40,7 @@ def replay(generations, epochs, commit_every):
     data = make_data()
     model = make_model()
     optimizer = torch.optim.SGD(model.parameters(), lr=BASE_LR, momentum=0.9)
-    state = {"epoch": 0, "batch": 0, "processed": set(), "commits": 0}
+    state = {"epoch": 0, "batch": 0, "processed_num": 0, "commits": 0}
     for size, stop in generations:
         for group in optimizer.param_groups:
             group["lr"] = BASE_LR * size
@@ -54,7 +54,7 @@ def replay(generations, epochs, commit_every):
 
 def _generation(model, optimizer, data, state, size, stop, epochs, commit_every):
     """Trains with `size` ranks; returns the snapshot of commit `stop` once made."""
-    from horde.torch.elastic.sampler import partition
+    from horde.torch.elastic.sampler import epoch_order, partition
     import copy
 
     def commit():
@@ -66,8 +66,8 @@ def _generation(model, optimizer, data, state, size, stop, epochs, commit_every)
         return None
 
     while state["epoch"] < epochs:
-        remaining = [i for i in range(len(data)) if i not in state["processed"]]
-        parts = [partition(remaining, state["epoch"], 1, True, r, size) for r in range(size)]
+        remaining = epoch_order(len(data), state["epoch"], 1, True)[state["processed_num"]:]
+        parts = [partition(remaining, r, size) for r in range(size)]
         for b in range(math.ceil(len(parts[0]) / BATCH)):
             optimizer.zero_grad()
             grads = []
@@ -76,7 +76,7 @@ def _generation(model, optimizer, data, state, size, stop, epochs, commit_every)
                 model.zero_grad()
                 loss_fn(model(data.tensors[0][idx]), data.tensors[1][idx]).backward()
                 grads.append([p.grad.clone() for p in model.parameters()])
-                state["processed"].update(idx)
+            state["processed_num"] += BATCH * size
             for p, *gs in zip(model.parameters(), *grads):
                 p.grad = sum(gs) / size
             optimizer.step()
@@ -85,7 +85,7 @@ def _generation(model, optimizer, data, state, size, stop, epochs, commit_every)
                 return saved
         state["epoch"] += 1
         state["batch"] = 0
-        state["processed"] = set()
+        state["processed_num"] = 0
         if saved := commit():
             return saved
     return None

@@ -59,7 +59,7 @@ def train(state):
         x = torch.full((1, width), float(state.step + seed), dtype=torch.float64)
         model(x).sum().backward()
         optimizer.step()
-        state.sampler.record_indices([state.step % 8])
+        state.sampler.record_batch(0, 1)
         state.step += 1
         state.commit()
         say("committed")

@@ -204,23 +204,14 @@ class TorchState(ObjectState):
         for name in self._samplers:
             setattr(self, name, kwargs[name])
 
-    def save(self):
-        # Each rank records only its own batches: the commit holds every rank's.
-        for name in self._samplers:
-            sampler = getattr(self, name)
-            for indices in allgather_object(sampler.processed_indices,
-                                            name=f"horde.elastic.sampler.{name}"):
-                sampler.processed_indices |= indices
-        super().save()
-
     def _snapshot(self):
         snapshot = super()._snapshot()
         if self.model is not None:
             snapshot["model"] = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         if self.optimizer is not None:
             snapshot["optimizer"] = copy.deepcopy(self.optimizer.state_dict())
-        snapshot["samplers"] = {name: _sampler_state(getattr(self, name))
-                                for name in self._samplers}
+        # Plain ints (record_batch counts every rank's batches): the same on every rank.
+        snapshot["samplers"] = {name: getattr(self, name).state_dict() for name in self._samplers}
         return snapshot
 
     def _load(self, saved):
@@ -231,9 +222,3 @@ class TorchState(ObjectState):
             self.optimizer.load_state_dict(copy.deepcopy(saved["optimizer"]))
         for name, state in saved["samplers"].items():
             getattr(self, name).load_state_dict(state)
-
-
-def _sampler_state(sampler):
-    # A list, not the sampler's set: torch.load(weights_only=True) reads no sets.
-    state = sampler.state_dict()
-    return dict(state, processed_indices=sorted(state["processed_indices"]))
