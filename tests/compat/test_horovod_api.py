@@ -3,6 +3,7 @@ Horovod's return types and results. Written in the style of Horovod's test_torch
 test starts with hvd.init(), tensors are built with the legacy constructors, errors are
 caught as RuntimeError."""
 
+import inspect
 import itertools
 import warnings
 
@@ -40,6 +41,52 @@ def test_every_public_name_exists():
     assert issubclass(HorovodInternalError, RuntimeError)
     assert issubclass(HostsUpdatedInterrupt, RuntimeError)
     assert hvd.mpi_ops.Sum is hvd.Sum  # scripts import from horovod.torch.mpi_ops too
+
+
+# Horovod's parameters, in order, with their defaults ("-" for none); horde may add its
+# own after them. "set" is global_process_set, "none" Compression.none.
+HOROVOD_SIGNATURES = {
+    "allreduce": "tensor=- average=None name=None compression=none op=None prescale_factor=1.0 "
+                 "postscale_factor=1.0 process_set=set",
+    "allreduce_async": "tensor=- average=None name=None op=None prescale_factor=1.0 "
+                       "postscale_factor=1.0 process_set=set",
+    "allreduce_": "tensor=- average=None name=None op=None prescale_factor=1.0 "
+                  "postscale_factor=1.0 process_set=set",
+    "grouped_allreduce": "tensors=- average=None name=None compression=none op=None "
+                         "prescale_factor=1.0 postscale_factor=1.0 process_set=set",
+    "allgather": "tensor=- name=None process_set=set",
+    "broadcast": "tensor=- root_rank=- name=None process_set=set",
+    "broadcast_": "tensor=- root_rank=- name=None process_set=set",
+    "alltoall": "tensor=- splits=None name=None process_set=set",
+    "join": "device=-1",
+    "barrier": "process_set=set",
+    "broadcast_object": "obj=- root_rank=0 name=None process_set=set",
+    "allgather_object": "obj=- name=None process_set=set",
+    "init": "comm=None process_sets=None",
+    "DistributedOptimizer": "optimizer=- named_parameters=None compression=none "
+                            "backward_passes_per_step=1 op=Average gradient_predivide_factor=1.0 "
+                            "num_groups=0 groups=None sparse_as_dense=False process_set=set",
+}
+
+
+def described(value):
+    if value is inspect.Parameter.empty:
+        return "-"
+    if value is hvd.global_process_set:
+        return "set"
+    if value is hvd.Compression.none:
+        return "none"
+    if value is hvd.Average:
+        return "Average"
+    return repr(value)
+
+
+@pytest.mark.parametrize("name", sorted(HOROVOD_SIGNATURES))
+def test_horovods_parameters_come_first_with_horovods_defaults(name):
+    expected = HOROVOD_SIGNATURES[name].split()
+    parameters = list(inspect.signature(getattr(hvd, name)).parameters.values())
+    got = [f"{p.name}={described(p.default)}" for p in parameters[:len(expected)]]
+    assert got == expected
 
 
 def test_built_and_enabled_have_horovods_types():

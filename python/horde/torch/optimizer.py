@@ -128,8 +128,8 @@ class _DistributedOptimizer:
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
                          backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
                          num_groups=0, groups=None, sparse_as_dense=False,
-                         gradient_as_bucket_view=False, bucket_cap_mb=25,
-                         process_set=global_process_set):
+                         process_set=global_process_set, gradient_as_bucket_view=False,
+                         bucket_cap_mb=25):
     """Wraps ``optimizer`` so that its gradients are averaged (or reduced with ``op``)
     across ranks before every step. The result is an instance of the optimizer's own
     class, as in horovod.torch.
