@@ -1,6 +1,7 @@
 """What a Horovod script or test can observe beyond names: the optimizer on ranks outside
 its process set, its generated parameter names, the exception classes of what is not
-implemented, sparse embeddings under SparseAdam, and Adasum near each float type's limits.
+implemented, and Adasum near each float type's limits (sparse embeddings under SparseAdam:
+test_horovod_training.py).
 Modeled on Horovod's test_torch.py and test_adasum_pytorch.py; every test leaves no
 process set behind, even when it fails."""
 
@@ -86,27 +87,6 @@ def test_what_horovod_does_not_implement_raises_not_implemented_error():
             with pytest.raises(NotImplementedError):
                 hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
                                          op=hvd.Adasum, process_set=three)
-
-
-def test_sparse_embeddings_with_sparse_adam():
-    """Horovod's test_sparse_embeddings: ranks touch different numbers of rows, first
-    with sparse_as_dense=False, then True, in the same process, without names."""
-    hvd.init()
-    for sparse_as_dense in [False, True]:
-        torch.manual_seed(0)
-        model = nn.Embedding(10, 3, sparse=True)
-        if hvd.rank() == 0:
-            inp = torch.LongTensor([[1, 2, 4, 5], [4, 3, 2, 9]])
-        else:
-            inp = torch.LongTensor([[1, 3, 4], [4, 7, 9]])
-        opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.1)
-        opt = hvd.DistributedOptimizer(opt, sparse_as_dense=sparse_as_dense)
-        loss = model(inp).sum()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        weights = hvd.allgather_object(model.weight.detach())
-        assert all(torch.equal(w, weights[0]) for w in weights), sparse_as_dense
 
 
 def adasum_reference(vectors):

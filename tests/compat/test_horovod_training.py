@@ -250,11 +250,15 @@ def test_sparse_embeddings(sparse_as_dense):
            else torch.LongTensor([[1, 3, 4], [4, 7, 9]]))
     opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.1)
     opt = hvd.DistributedOptimizer(opt, sparse_as_dense=sparse_as_dense)
+    before = model.embedding.weight.detach().clone()
     loss = model(inp).sum()
     opt.zero_grad()
     loss.backward()
     opt.step()
     assert model.embedding.weight.grad.is_sparse
+    # Every rank applied the same (averaged) update to its own initial weights.
+    updates = hvd.allgather_object(model.embedding.weight.detach() - before)
+    assert all(torch.allclose(u, updates[0]) for u in updates)
 
 
 def test_horovod_sync_batch_norm():
