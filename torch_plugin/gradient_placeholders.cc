@@ -4,6 +4,7 @@
 // the step failed (StepOutcome), only its layout does: the same name, shape and kind of
 // collective as the gradient would have had.
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <exception>
 #include <vector>
