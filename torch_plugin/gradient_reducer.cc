@@ -346,34 +346,6 @@ void GradientReducer::AgreeOnOutcome(std::exception_ptr* error) {
       "on every rank")));
 }
 
-void GradientReducer::WriteBackSparse(Slot& slot) {
-  c10::NoGradGuard no_grad;
-  at::Tensor indices;
-  const HandleId values_handle = std::exchange(slot.values_handle, -1);
-  try {
-    indices = torch_ops::Synchronize(std::exchange(slot.indices_handle, -1));
-  } catch (...) {
-    // Released even when the indices failed, so no handle is left behind.
-    Release(values_handle);
-    throw;
-  }
-  at::Tensor values = torch_ops::Synchronize(values_handle);
-  if (options_.op == ReduceOp::kAverage) values = values / SetSize();
-  slot.param.mutable_grad() = at::sparse_coo_tensor(indices.t(), values, slot.sent.sizes());
-}
-
-void GradientReducer::WriteBack(Slot& slot, size_t i) {
-  c10::NoGradGuard no_grad;
-  at::Tensor output = slot.sent;
-  if (options_.compressor) output = options_.compressor->Decompress(i, output, slot.param.grad());
-  const int sparse_dim = slot.densified ? slot.densified : std::max(slot.layout, 0);
-  if (sparse_dim) {
-    slot.param.mutable_grad() = output.to_sparse(sparse_dim);
-  } else if (!output.is_same(slot.param.grad())) {
-    slot.param.grad().copy_(output);
-  }
-}
-
 void GradientReducer::NewStep() {
   submit_error_ = nullptr;
   backward_seen_ = false;

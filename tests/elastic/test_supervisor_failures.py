@@ -4,6 +4,7 @@ mpirun and rank processes (small scripts standing in for training), real kills."
 import os
 import re
 import signal
+import subprocess
 import time
 
 import pytest
@@ -45,11 +46,16 @@ def test_an_mpirun_that_cannot_start_backs_off_and_gives_up(tmp_path):
     assert job.finish() == 1
     lines = horderun_lines(job)
     assert sum(" elastic generation " in line for line in lines) == 5, lines
+    # Open MPI 4 names the bad option on stderr, which horderun quotes; Open MPI 5 prints
+    # it on stdout, which horderun passes on without reading.
     assert re.fullmatch(
-        r"horderun: giving up: generation 4 ended with exit code \d+ and no rank named as failed "
-        r"\(mpirun: '.*no-such-mpirun-flag.*'\); 5 generations in a row failed without naming a "
-        r"rank: check the mpirun command \(--verbose prints it\) and that every host can start "
-        r"ranks", lines[-1]), lines
+        r"horderun: giving up: generation 4 ended with exit code \d+ and no rank named as failed"
+        r"( \(mpirun: '.*no-such-mpirun-flag.*'\))?; 5 generations in a row failed without "
+        r"naming a rank: check the mpirun command \(--verbose prints it\) and that every host "
+        r"can start ranks", lines[-1]), lines
+    if "Open MPI) 4" in subprocess.run(["mpirun", "--version"], capture_output=True,
+                                       text=True).stdout:
+        assert "(mpirun: '" in lines[-1], lines
     assert "in 8 s (4 in a row without a named rank; horderun gives up at 5)" in lines[-3], lines
 
 
