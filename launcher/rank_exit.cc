@@ -19,10 +19,22 @@ namespace {
 constexpr int kForwarded[] = {SIGUSR1, SIGUSR2, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT};
 
 volatile sig_atomic_t child_pid = 0;
-volatile sig_atomic_t passed_on[NSIG] = {};  // signals sent on to COMMAND
+volatile sig_atomic_t received[NSIG] = {};  // signals this wrapper got (and sent on)
 
 void Forward(int signal) {
-  if (child_pid > 0 && kill(child_pid, signal) == 0) passed_on[signal] = 1;
+  received[signal] = 1;
+  if (child_pid > 0) kill(child_pid, signal);
+}
+
+// Whether COMMAND's death by `signal` is one this wrapper was sent too. A job stopped as
+// a process group signals both at once, and COMMAND may be reaped before the wrapper's
+// own copy is handled: a stop signal gets a moment to arrive.
+bool SignalledWithUs(int signal) {
+  const bool stop = signal == SIGTERM || signal == SIGINT || signal == SIGHUP;
+  for (int waited_ms = 0; stop && !received[signal] && waited_ms < 500; waited_ms += 10) {
+    usleep(10000);
+  }
+  return received[signal];
 }
 
 std::string RankOfThisProcess() {
@@ -43,7 +55,7 @@ void ReportFailure(int status) {
 }
 
 bool IsFailure(int status) {
-  if (WIFSIGNALED(status)) return WTERMSIG(status) != SIGUSR1 && !passed_on[WTERMSIG(status)];
+  if (WIFSIGNALED(status)) return WTERMSIG(status) != SIGUSR1 && !SignalledWithUs(WTERMSIG(status));
   int code = WEXITSTATUS(status);
   return code != 0 && code != kResetExitCode && code != kCommitLostExitCode;
 }
