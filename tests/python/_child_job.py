@@ -8,6 +8,7 @@ returned in time (a rank waiting forever for a collective), says so and exits at
 the job ends with a non-zero exit code instead of hanging until the test's time limit.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -71,3 +72,13 @@ def mpirun(ranks):
     """The launcher argument for run_python: an MPI job of ``ranks`` processes, through
     scripts/mpirun.sh (root allowed, oversubscribed, in the words of the MPI on PATH)."""
     return [MPIRUN_SH, "-np", str(ranks)]
+
+
+def results_by_rank(out):
+    """{"rank N": value} from the lines a child job's ranks say as "result: <json>"."""
+    results = {}
+    for line in out.splitlines():
+        if ": result: " in line:
+            rank, _, payload = line.partition(": result: ")
+            results[rank] = json.loads(payload)
+    return results

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import horde.torch as hvd
-from _child_job import CHILD_PRELUDE
+from _child_job import CHILD_PRELUDE, results_by_rank
 
 MPIRUN_2 = [str(Path(__file__).resolve().parents[2] / "scripts" / "mpirun.sh"), "-np", "2"]
 
@@ -77,11 +77,7 @@ def test_training_goes_on_after_a_caught_failed_step(run_python, tmp_path, name)
         "HORDE_STALL_CHECK_TIME_SECONDS": "1", "HORDE_STALL_SHUTDOWN_TIME_SECONDS": "1",
         "RECOVERY_CONFIG": json.dumps(CONFIGS[name]), "RECOVERY_MARKER": str(tmp_path / "failed")},
         launcher=MPIRUN_2)
-    results = {}
-    for line in out.splitlines():
-        if ": result: " in line:
-            rank, _, payload = line.partition(": result: ")
-            results[rank] = json.loads(payload)
+    results = results_by_rank(out)
     assert set(results) == {"rank 0", "rank 1"}, out
     # Rank 0's step 2 failed (a stall: rank 1 skipped it); every other step worked on both.
     assert [step for step, _ in results["rank 0"]["failures"]] == [2], out

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import horde.torch as hvd
-from _child_job import CHILD_PRELUDE
+from _child_job import CHILD_PRELUDE, results_by_rank
 
 MPIRUN_2 = [str(Path(__file__).resolve().parents[2] / "scripts" / "mpirun.sh"), "-np", "2"]
 
@@ -107,11 +107,7 @@ CASES = {
 def run_case(run_python, name, env=None):
     out = run_python(ONE_RANK_FAILS_ONE_STEP, env={
         "AGREEMENT_CONFIG": json.dumps(CASES[name]), **(env or {})}, launcher=MPIRUN_2)
-    results = {}
-    for line in out.splitlines():
-        if ": result: " in line:
-            rank, _, payload = line.partition(": result: ")
-            results[rank] = json.loads(payload)
+    results = results_by_rank(out)
     assert set(results) == {"rank 0", "rank 1"}, out
     return results, out
 
