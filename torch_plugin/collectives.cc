@@ -92,7 +92,7 @@ AlltoallHandle alltoall_async(const at::Tensor& tensor, const std::vector<int64_
   at::Tensor received_splits = at::empty({set_size}, at::kInt);
   const int64_t id = torch_ops::AlltoallAsync(input, splits, received_splits, name,
                                               process_set.id());
-  return AlltoallHandle(detail::MakeHandle(id), std::move(received_splits));
+  return AlltoallHandle(detail::MakeHandle(id));
 }
 
 AlltoallResult alltoall(const at::Tensor& tensor, const std::vector<int64_t>& splits,

@@ -12,9 +12,9 @@ CountedAllreduce::CountedAllreduce(ReduceOp op, double prescale, double postscal
                                    int32_t process_set)
     : op_(op), prescale_(prescale), postscale_(postscale), process_set_(process_set) {}
 
-void CountedAllreduce::Submit(const std::vector<at::Tensor>& tensors,
-                              const std::vector<std::string>& names, const std::string& group,
-                              const std::vector<size_t>& tags) {
+void CountedAllreduce::Enqueue(const std::vector<at::Tensor>& tensors,
+                               const std::vector<std::string>& names, const std::string& group,
+                               const std::vector<size_t>& tags) {
   if (tensors.empty()) return;
   const std::shared_ptr<Runtime> runtime = RequireRuntime(process_set_, &context_);
   requests_.resize(tensors.size());
@@ -28,7 +28,7 @@ void CountedAllreduce::Submit(const std::vector<at::Tensor>& tensors,
       request.prescale = prescale_;
       request.postscale = postscale_;
       if (views_.size() <= tags[i]) views_.resize(tags[i] + 1);
-      Describe(tensors[i], tensors[i], &request, &entries_[i], &views_[tags[i]]);
+      BindTensors(tensors[i], tensors[i], &request, &entries_[i], &views_[tags[i]]);
       entries_[i].callback = Completion(done_, tags[i]);
     }
   } catch (...) {

@@ -31,8 +31,8 @@ class CountedAllreduce {
   // negotiated as one group of that name (members "<group>.<i>") and `names` is unused.
   // Local misuse throws horde::Error before anything is queued; a failure to queue
   // counts every tag down with it and throws it.
-  void Submit(const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names,
-              const std::string& group, const std::vector<size_t>& tags);
+  void Enqueue(const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names,
+               const std::string& group, const std::vector<size_t>& tags);
   // Waits for everything submitted; returns the first failure (in the process set's
   // context) and the tags of every failed operation. The tensors are then no longer
   // referenced from here.

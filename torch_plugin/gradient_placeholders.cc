@@ -23,7 +23,7 @@ at::Tensor GradientReducer::DensePlaceholder(size_t i) const {
   return at::zeros_like(slots_[i].param, at::MemoryFormat::Contiguous);
 }
 
-void GradientReducer::SubmitPlaceholder(size_t i) {
+void GradientReducer::EnqueuePlaceholder(size_t i) {
   Slot& slot = slots_[i];
   slot.started = true;
   c10::NoGradGuard no_grad;
@@ -31,7 +31,7 @@ void GradientReducer::SubmitPlaceholder(size_t i) {
     // The bucket's buffer is what is reduced: it only needs this member counted.
     if (GradientBuckets::Bucket* bucket = buckets_->MarkReady(i)) {
       const size_t tag = slots_.size() + (bucket - buckets_->buckets().data());
-      allreduce_->Submit({bucket->buffer}, {bucket->name}, "", {tag});
+      allreduce_->Enqueue({bucket->buffer}, {bucket->name}, "", {tag});
     }
     return;
   }
@@ -45,7 +45,7 @@ void GradientReducer::SubmitPlaceholder(size_t i) {
       sent.push_back(slots_[m].sent);
     }
     group.ready.clear();
-    allreduce_->Submit(sent, {}, slots_[group.members.front()].name + ".group", group.members);
+    allreduce_->Enqueue(sent, {}, slots_[group.members.front()].name + ".group", group.members);
     return;
   }
   slot.placeholder = true;
@@ -55,7 +55,7 @@ void GradientReducer::SubmitPlaceholder(size_t i) {
   if (!sparse) {
     slot.sent = DensePlaceholder(i);
     one_slot_.assign(1, i);
-    return Submit(one_slot_);
+    return EnqueueSlots(one_slot_);
   }
   // No rows: the allgathers of its indices and values, as StartSparse would start them.
   const int64_t sparse_dim = grad.defined() ? grad.sparse_dim() : slot.layout;
@@ -71,19 +71,19 @@ void GradientReducer::SubmitPlaceholder(size_t i) {
   }
 }
 
-void GradientReducer::SubmitBatch() {
+void GradientReducer::EnqueueBatch() {
   try {
-    Submit(batch_);
+    EnqueueSlots(batch_);
   } catch (...) {
     // Nothing of the batch was queued: each goes alone, or as a placeholder.
     if (!submit_error_) submit_error_ = std::current_exception();
     for (size_t i : batch_) {
       try {
         one_slot_.assign(1, i);
-        Submit(one_slot_);
+        EnqueueSlots(one_slot_);
       } catch (...) {
         try {
-          SubmitPlaceholder(i);
+          EnqueuePlaceholder(i);
         } catch (...) {
           // The others wait for this name until the stall limit.
         }

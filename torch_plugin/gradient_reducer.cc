@@ -156,7 +156,7 @@ void GradientReducer::StartOrPlaceholder(size_t i) {
     // inside backward, so the step can be cleaned up like any failed step.
     if (!submit_error_) submit_error_ = std::current_exception();
     try {
-      SubmitPlaceholder(i);
+      EnqueuePlaceholder(i);
     } catch (...) {
       // Nothing could be submitted: the others wait for this name until the stall limit.
     }
@@ -178,7 +178,7 @@ void GradientReducer::Start(size_t i) {
   if (buckets_) {
     if (GradientBuckets::Bucket* bucket = buckets_->MarkReady(i)) {
       const size_t tag = slots_.size() + (bucket - buckets_->buckets().data());
-      allreduce_->Submit({bucket->buffer}, {bucket->name}, "", {tag});
+      allreduce_->Enqueue({bucket->buffer}, {bucket->name}, "", {tag});
     }
     return;
   }
@@ -205,7 +205,7 @@ void GradientReducer::Start(size_t i) {
     batch_.push_back(i);
   } else {
     one_slot_.assign(1, i);
-    Submit(one_slot_);
+    EnqueueSlots(one_slot_);
   }
 }
 
@@ -231,7 +231,7 @@ void GradientReducer::StartSparse(size_t i) {
   slot.values_handle = AllgatherAsync(sparse.values(), slot.name + ".values", o.process_set);
 }
 
-void GradientReducer::Submit(const std::vector<size_t>& slots) {
+void GradientReducer::EnqueueSlots(const std::vector<size_t>& slots) {
   if (slots.empty()) return;
   // Reused from call to call (strings keep their capacity): no allocation per gradient.
   scratch_tensors_.resize(slots.size());
@@ -241,7 +241,7 @@ void GradientReducer::Submit(const std::vector<size_t>& slots) {
     scratch_tensors_[k] = slot.sent;
     scratch_names_[k] = slot.name;
   }
-  allreduce_->Submit(scratch_tensors_, scratch_names_, "", slots);
+  allreduce_->Enqueue(scratch_tensors_, scratch_names_, "", slots);
   for (at::Tensor& tensor : scratch_tensors_) tensor.reset();
   for (size_t i : slots) slots_[i].counted = true;
 }
@@ -255,7 +255,7 @@ void GradientReducer::StartGroup(size_t g) {
   }
   group.ready.clear();
   // Named after its first parameter, so two optimizers' groups never collide.
-  allreduce_->Submit(sent, {}, slots_[group.members.front()].name + ".group", group.members);
+  allreduce_->Enqueue(sent, {}, slots_[group.members.front()].name + ".group", group.members);
   for (size_t i : group.members) slots_[i].counted = true;
 }
 
@@ -287,7 +287,7 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
       if (!slots_[i].started) StartOrPlaceholder(i);
     }
     batching_ = false;
-    SubmitBatch();
+    EnqueueBatch();
   } catch (...) {
     // Raised once every started reduction is done.
     if (!*error) *error = std::current_exception();

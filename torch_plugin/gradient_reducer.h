@@ -14,7 +14,7 @@
 #include "torch_plugin/counted_allreduce.h"
 #include "torch_plugin/gradient_buckets.h"
 #include "torch_plugin/gradient_compressor.h"
-#include "torch_plugin/handle_table.h"
+#include "torch_plugin/operation_table.h"
 #include "torch_plugin/step_outcome.h"
 
 namespace torch {
@@ -126,15 +126,15 @@ class GradientReducer {
   void StartOrPlaceholder(size_t i);
   // What a rank reduces in place of gradient i when it failed to prepare it (its
   // group's or bucket's reduction, for a member); gradient_placeholders.cc.
-  void SubmitPlaceholder(size_t i);
+  void EnqueuePlaceholder(size_t i);
   at::Tensor DensePlaceholder(size_t i) const;
-  void SubmitBatch();
+  void EnqueueBatch();
   void StartSparse(size_t i);
   // Sets slot i's `sent`: its gradient, compressed if asked, contiguous.
   void PrepareSent(size_t i);
   void StartGroup(size_t g);
   // Queues the allreduces of these slots' `sent` tensors in one call.
-  void Submit(const std::vector<size_t>& slots);
+  void EnqueueSlots(const std::vector<size_t>& slots);
   at::Tensor ZeroGradient(size_t i, bool sparse) const;
   void AgreeOnLayouts();
   void SynchronizeGradients(std::exception_ptr* error);

@@ -54,5 +54,11 @@ at::Tensor Handle::wait() {
   return torch_ops::Synchronize(std::exchange(id_, -1));
 }
 
+AlltoallResult Handle::WaitAlltoall() {
+  if (!valid()) throw EmptyHandle();
+  torch_ops::OperationResult result = torch_ops::WaitOperation(std::exchange(id_, -1));
+  return {std::move(result.outputs.at(0)), std::move(result.received_splits)};
+}
+
 }  // namespace torch
 }  // namespace horde

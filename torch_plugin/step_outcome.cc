@@ -28,7 +28,7 @@ int StepOutcome::LowestFailedRank(bool failed_here) {
   constexpr int32_t kNone = std::numeric_limits<int32_t>::max();
   flag_.data_ptr<int32_t>()[0] = failed_here ? WorldRank(topology) : kNone;
   try {
-    allreduce_.Submit(tensors_, names_, "", tags_);
+    allreduce_.Enqueue(tensors_, names_, "", tags_);
   } catch (...) {
     allreduce_.Wait(nullptr);  // collects the failure it counted, or a later step reads it
     throw;

@@ -42,8 +42,8 @@ void CheckTensor(const at::Tensor& t, const char* role, const std::string& op);
 // allocation): the caller guarantees that no operation holds it any more (every
 // operation that did has completed, and completion lets go first: CompleteEntry). Throws
 // horde::Error.
-void Describe(const at::Tensor& input, const at::Tensor& output, Request* request,
-              TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view = nullptr);
+void BindTensors(const at::Tensor& input, const at::Tensor& output, Request* request,
+                 TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view = nullptr);
 
 }  // namespace torch_ops
 }  // namespace horde

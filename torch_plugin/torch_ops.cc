@@ -1,27 +1,22 @@
 #include "torch_plugin/torch_ops.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/api.h"
 #include "core/process_set_registry.h"
 #include "core/request_validator.h"
+#include "gpu_ops/device_ops.h"
 #include "mpi_ops/make_runtime.h"
 #include "mpi_ops/mpi_context.h"
 #include "torch_plugin/cuda_ready_event.h"
-#include "torch_plugin/handle_table.h"
-#include "torch_plugin/in_place_targets.h"
+#include "torch_plugin/operation_table.h"
 #include "torch_plugin/submission.h"
 #include "torch_plugin/torch_tensor.h"
 
 namespace horde {
 namespace torch_ops {
 namespace {
-
-// Handles live at the API boundary, beside the runtime pointer, for as long as the process.
-HandleTable& Handles() {
-  static HandleTable* table = new HandleTable();
-  return *table;
-}
 
 std::shared_ptr<Runtime> RequireRuntime() { return RequireSet(0).runtime; }
 
@@ -38,86 +33,93 @@ int RootInSet(int root_rank, int32_t process_set, const std::vector<int>& ranks)
   return static_cast<int>(it - ranks.begin());
 }
 
-// Operations checked and given handles, not yet queued.
+// The tensors of one operation (several for a group), checked, not yet queued.
 struct Batch {
+  explicit Batch(std::string failure_context) : context(std::move(failure_context)) {}
   std::string context;  // see Target
   std::vector<Request> requests;
   std::vector<TensorEntry> entries;
-  std::vector<HandleId> handles;
+  std::vector<at::Tensor> inputs;  // what outputs the operation allocates are made like
 };
 
-// Checks one operation's tensors and adds it, with a new handle, to the batch.
-void Prepare(Request request, const at::Tensor& input, const at::Tensor& output, Batch* batch) {
+// Checks one tensor's request and adds it to the batch.
+void AddTensor(Request request, const at::Tensor& input, const at::Tensor& output, Batch* batch) {
   TensorEntry entry;
-  Describe(input, output, &request, &entry);  // before a handle exists, so a failure leaks none
-  HandleTable& handles = Handles();
-  const HandleId handle = handles.Allocate();
-  if (entry.output) {
-    handles.SetOutput(handle, entry.output);
-  } else {
-    OutputAllocator allocate = TorchOutputAllocator(input);
-    entry.allocate_output = [allocate, handle](const TensorShape& shape,
-                                               std::shared_ptr<Tensor>* out) {
-      HORDE_RETURN_IF_ERROR(allocate(shape, out));
-      Handles().SetOutput(handle, *out);
-      return Status::Ok();
-    };
-  }
-  entry.callback = [handle, context = batch->context](const Status& status) {
-    Handles().Complete(handle, InContext(status, context));
-  };
+  BindTensors(input, output, &request, &entry);
   batch->requests.push_back(std::move(request));
   batch->entries.push_back(std::move(entry));
-  batch->handles.push_back(handle);
+  batch->inputs.push_back(input);
 }
 
-// Drops the batch's handles and throws `status`.
-[[noreturn]] void Abandon(const Batch& batch, const Status& status) {
-  const Status failure = InContext(status, batch.context);
-  for (HandleId handle : batch.handles) {
-    std::shared_ptr<Tensor> unused;
-    Handles().Complete(handle, failure);
-    Handles().WaitAndRelease(handle, &unused);
+// Gives the batch one operation, member i completed by entry i, and returns its handle.
+// Only once every tensor is checked, so a rejected batch leaks nothing.
+HandleId Issue(Batch* batch, bool grouped) {
+  OperationTable& operations = OperationTable::OfProcess();
+  const HandleId handle = operations.Allocate(batch->entries.size(), grouped, batch->context);
+  for (size_t i = 0; i < batch->entries.size(); ++i) {
+    TensorEntry& entry = batch->entries[i];
+    if (entry.output) {
+      operations.SetOutput(handle, i, entry.output);
+    } else {
+      OutputAllocator allocate = TorchOutputAllocator(batch->inputs[i]);
+      entry.allocate_output = [allocate, handle, i](const TensorShape& shape,
+                                                    std::shared_ptr<Tensor>* out) {
+        HORDE_RETURN_IF_ERROR(allocate(shape, out));
+        OperationTable::OfProcess().SetOutput(handle, i, *out);
+        return Status::Ok();
+      };
+    }
+    entry.callback = [handle, i](const Status& status) {
+      OperationTable::OfProcess().Complete(handle, i, status);
+    };
   }
-  throw Error(failure);
+  return handle;
 }
 
-// Queues the batch, all or nothing, and returns its handles.
-std::vector<HandleId> EnqueueBatch(Runtime& runtime, Batch batch) {
-  Status status = runtime.Enqueue(&batch.requests, &batch.entries);
-  if (!status.ok()) Abandon(batch, status);
-  return batch.handles;
+// Forgets the operation that could not be queued and throws `status`.
+[[noreturn]] void Abandon(const Batch& batch, HandleId handle, const Status& status) {
+  OperationTable::OfProcess().Release(handle);
+  throw Error(InContext(status, batch.context));
 }
 
-HandleId Submit(Request request, const at::Tensor& input, const at::Tensor& output,
-                int32_t process_set) {
+// Queues the batch's one tensor and returns the operation's handle.
+HandleId EnqueueOne(Runtime& runtime, Batch batch) {
+  const HandleId handle = Issue(&batch, /*grouped=*/false);
+  Status status = runtime.Enqueue(std::move(batch.requests[0]), std::move(batch.entries[0]));
+  if (!status.ok()) Abandon(batch, handle, status);
+  return handle;
+}
+
+HandleId EnqueueOnSet(Request request, const at::Tensor& input, const at::Tensor& output,
+                      int32_t process_set) {
   Target target = RequireSet(process_set);
-  Batch batch{target.context};
-  Prepare(std::move(request), input, output, &batch);
-  return EnqueueBatch(*target.runtime, std::move(batch))[0];
+  Batch batch(target.context);
+  AddTensor(std::move(request), input, output, &batch);
+  return EnqueueOne(*target.runtime, std::move(batch));
 }
 
 // Queues `prototype` on each input (into outputs[i] where given, else into an output the
-// operation allocates) as one group, all or nothing.
-std::vector<HandleId> SubmitGroup(const Request& prototype, const std::vector<at::Tensor>& inputs,
-                                  const std::vector<at::Tensor>& outputs, const std::string& name,
-                                  int32_t process_set) {
+// operation allocates) as one group, all or nothing: one operation of many members.
+HandleId EnqueueGroupOnSet(const Request& prototype, const std::vector<at::Tensor>& inputs,
+                           const std::vector<at::Tensor>& outputs, const std::string& name,
+                           int32_t process_set) {
   Target target = RequireSet(process_set);
   if (inputs.empty()) {
     throw Error(Status::InvalidArgument(std::string("grouped ") + OpTypeName(prototype.op) +
                                         " needs a non-empty list of tensors"));
   }
-  Batch batch{target.context};
+  Batch batch(target.context);
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      Prepare(prototype, inputs[i], i < outputs.size() ? outputs[i] : at::Tensor(), &batch);
+      AddTensor(prototype, inputs[i], i < outputs.size() ? outputs[i] : at::Tensor(), &batch);
     }
   } catch (const Error& e) {
-    Abandon(batch, e.status());
+    throw Error(InContext(e.status(), batch.context));
   }
+  const HandleId handle = Issue(&batch, /*grouped=*/true);
   Status status = target.runtime->EnqueueGroup(name, &batch.requests, &batch.entries);
-  if (!status.ok()) Abandon(batch, status);
-  return batch.handles;
+  if (!status.ok()) Abandon(batch, handle, status);
+  return handle;
 }
 
 // An allreduce's or reducescatter's request.
@@ -145,7 +147,8 @@ void CheckReceivedSplits(const at::Tensor& received_splits, int world_size) {
 
 std::vector<int32_t> Init(const std::vector<std::vector<int>>& process_sets) {
   std::vector<int32_t> ids;
-  ThrowIfError(InitRuntime(mpi::MakeRuntime, process_sets, mpi::MakeProcessSetRuntime, &ids));
+  ThrowIfError(InitRuntime(mpi::RuntimeFactoryWith(gpu::GpuDeviceOps()), process_sets,
+                           mpi::ProcessSetFactoryWith(gpu::GpuDeviceOps()), &ids));
   return ids;
 }
 
@@ -153,7 +156,7 @@ void Shutdown() { ShutdownRuntime(); }
 
 int32_t AddProcessSet(const std::vector<int>& ranks) {
   int32_t id = -1;
-  ThrowIfError(horde::AddProcessSet(ranks, mpi::MakeProcessSetRuntime, &id));
+  ThrowIfError(horde::AddProcessSet(ranks, mpi::ProcessSetFactoryWith(gpu::GpuDeviceOps()), &id));
   return id;
 }
 
@@ -186,15 +189,15 @@ bool MpiThreadsSupported() {
 
 HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                         ReduceOp op, double prescale, double postscale, int32_t process_set) {
-  return Submit(ReductionRequest(OpType::kAllreduce, name, op, prescale, postscale), input, output,
-                process_set);
+  return EnqueueOnSet(ReductionRequest(OpType::kAllreduce, name, op, prescale, postscale), input,
+                      output, process_set);
 }
 
 HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
   Request request;
   request.op = OpType::kAllgather;
   request.name = name;
-  return Submit(std::move(request), input, at::Tensor(), process_set);
+  return EnqueueOnSet(std::move(request), input, at::Tensor(), process_set);
 }
 
 HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
@@ -204,29 +207,29 @@ HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int r
   request.op = OpType::kBroadcast;
   request.name = name;
   request.root = RootInSet(root_rank, process_set, target.ranks);
-  Batch batch{target.context};
-  Prepare(std::move(request), input, output, &batch);
-  return EnqueueBatch(*target.runtime, std::move(batch))[0];
+  Batch batch(target.context);
+  AddTensor(std::move(request), input, output, &batch);
+  return EnqueueOne(*target.runtime, std::move(batch));
 }
 
-std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
-                                            const std::vector<at::Tensor>& outputs,
-                                            const std::string& name, ReduceOp op, double prescale,
-                                            double postscale, int32_t process_set) {
+HandleId GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
+                               const std::vector<at::Tensor>& outputs, const std::string& name,
+                               ReduceOp op, double prescale, double postscale,
+                               int32_t process_set) {
   if (inputs.size() != outputs.size()) {
     throw Error(Status::InvalidArgument("grouped allreduce needs one output per tensor; got " +
                                         std::to_string(inputs.size()) + " tensors and " +
                                         std::to_string(outputs.size()) + " outputs"));
   }
-  return SubmitGroup(ReductionRequest(OpType::kAllreduce, "", op, prescale, postscale), inputs,
-                     outputs, name, process_set);
+  return EnqueueGroupOnSet(ReductionRequest(OpType::kAllreduce, "", op, prescale, postscale),
+                           inputs, outputs, name, process_set);
 }
 
-std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
-                                            const std::string& name, int32_t process_set) {
+HandleId GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs, const std::string& name,
+                               int32_t process_set) {
   Request request;
   request.op = OpType::kAllgather;
-  return SubmitGroup(request, inputs, {}, name, process_set);
+  return EnqueueGroupOnSet(request, inputs, {}, name, process_set);
 }
 
 HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
@@ -238,34 +241,37 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
   Request request;
   request.op = OpType::kAlltoall;
   request.name = name;
-  Batch batch{target.context};
-  Prepare(std::move(request), input, at::Tensor(), &batch);
+  Batch batch(target.context);
+  AddTensor(std::move(request), input, at::Tensor(), &batch);
   Status status = ResolveAlltoallSplits(batch.requests[0], set_size, &splits);
-  if (!status.ok()) Abandon(batch, status);
+  if (!status.ok()) throw Error(InContext(status, batch.context));
   batch.entries[0].splits = std::move(splits);
   batch.entries[0].received_splits = std::make_shared<TorchTensor>(received_splits);
-  return EnqueueBatch(*target.runtime, std::move(batch))[0];
+  const HandleId handle = Issue(&batch, /*grouped=*/false);
+  OperationTable::OfProcess().SetReceivedSplits(handle, received_splits);
+  status = target.runtime->Enqueue(std::move(batch.requests[0]), std::move(batch.entries[0]));
+  if (!status.ok()) Abandon(batch, handle, status);
+  return handle;
 }
 
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
                             double prescale, double postscale, int32_t process_set) {
-  return Submit(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale), input,
-                at::Tensor(), process_set);
+  return EnqueueOnSet(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale),
+                      input, at::Tensor(), process_set);
 }
 
-std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
-                                                const std::string& name, ReduceOp op,
-                                                double prescale, double postscale,
-                                                int32_t process_set) {
-  return SubmitGroup(ReductionRequest(OpType::kReducescatter, "", op, prescale, postscale), inputs,
-                     {}, name, process_set);
+HandleId GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs, const std::string& name,
+                                   ReduceOp op, double prescale, double postscale,
+                                   int32_t process_set) {
+  return EnqueueGroupOnSet(ReductionRequest(OpType::kReducescatter, "", op, prescale, postscale),
+                           inputs, {}, name, process_set);
 }
 
 HandleId BarrierAsync(int32_t process_set) {
   Request request;
   request.op = OpType::kBarrier;
   const at::Tensor nothing = at::empty({0}, at::kByte);
-  return Submit(std::move(request), nothing, nothing, process_set);
+  return EnqueueOnSet(std::move(request), nothing, nothing, process_set);
 }
 
 HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
@@ -277,36 +283,30 @@ HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
   Request request;
   request.op = OpType::kJoin;
   Target target = RequireSet(0);
-  Batch batch{target.context};
-  Prepare(std::move(request), last_joined_rank, last_joined_rank, &batch);
+  Batch batch(target.context);
+  AddTensor(std::move(request), last_joined_rank, last_joined_rank, &batch);
   // A join request's device is where its zeros go, not where its (host) output lives.
   batch.requests[0].device = device;
-  return EnqueueBatch(*target.runtime, std::move(batch))[0];
+  return EnqueueOne(*target.runtime, std::move(batch));
 }
 
 bool Poll(HandleId handle) {
   bool done = false;
-  ThrowIfError(Handles().Poll(handle, &done));
+  ThrowIfError(OperationTable::OfProcess().Poll(handle, &done));
   return done;
 }
 
-at::Tensor Synchronize(HandleId handle) {
-  std::shared_ptr<Tensor> output;
-  const Status status = Handles().WaitAndRelease(handle, &output);
-  if (!status.ok()) {
-    InPlaceTargets::OfProcess().Forget(handle);
-    throw Error(status);
-  }
-  const at::Tensor& result = static_cast<TorchTensor*>(output.get())->tensor();
-  return InPlaceTargets::OfProcess().Finish(handle, result);
+OperationResult WaitOperation(HandleId handle) {
+  Operation operation;
+  ThrowIfError(OperationTable::OfProcess().WaitAndTake(handle, &operation));
+  return operation.TakeResult();
 }
 
-void Release(HandleId handle) {
-  Handles().Release(handle);
-  InPlaceTargets::OfProcess().Forget(handle);
-}
+at::Tensor Synchronize(HandleId handle) { return WaitOperation(handle).outputs.at(0); }
 
-size_t HandleCount() { return Handles().size(); }
+void Release(HandleId handle) { OperationTable::OfProcess().Release(handle); }
+
+size_t OperationCount() { return OperationTable::OfProcess().size(); }
 
 }  // namespace torch_ops
 }  // namespace horde

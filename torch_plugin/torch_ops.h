@@ -9,7 +9,7 @@
 #include "core/runtime_stats.h"
 #include "core/topology.h"
 #include "horde/error.h"
-#include "torch_plugin/handle_table.h"
+#include "torch_plugin/operation_table.h"
 
 namespace horde {
 namespace torch_ops {
@@ -51,34 +51,36 @@ HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int r
                         const std::string& name, int32_t process_set = 0);
 
 // In-place forms: `tensor` (of any layout) is the input and receives the output; waiting
-// on the handle returns `tensor` itself (see in_place_targets.h). An undefined tensor
-// throws kInvalidArgument.
+// on the handle returns `tensor` itself (when it is not contiguous, the operation works
+// on a contiguous copy, copied back by the wait). An undefined tensor throws
+// kInvalidArgument.
 HandleId AllreduceInPlaceAsync(const at::Tensor& tensor, const std::string& name, ReduceOp op,
                                double prescale, double postscale, int32_t process_set = 0);
-std::vector<HandleId> GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>& tensors,
-                                                   const std::string& name, ReduceOp op,
-                                                   double prescale, double postscale,
-                                                   int32_t process_set = 0);
+HandleId GroupedAllreduceInPlaceAsync(const std::vector<at::Tensor>& tensors,
+                                      const std::string& name, ReduceOp op, double prescale,
+                                      double postscale, int32_t process_set = 0);
 HandleId BroadcastInPlaceAsync(const at::Tensor& tensor, int root_rank, const std::string& name,
                                int32_t process_set = 0);
 
 // Reduces the tensors as one unit: they are negotiated together and released only
 // when every one is ready on every rank. Member i is named "<name>.<i>" (see
-// Runtime::EnqueueGroup for unnamed groups).
-std::vector<HandleId> GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
-                                            const std::vector<at::Tensor>& outputs,
-                                            const std::string& name, ReduceOp op, double prescale,
-                                            double postscale, int32_t process_set = 0);
+// Runtime::EnqueueGroup for unnamed groups). One handle for the group, whose wait gives
+// every member's output.
+HandleId GroupedAllreduceAsync(const std::vector<at::Tensor>& inputs,
+                               const std::vector<at::Tensor>& outputs, const std::string& name,
+                               ReduceOp op, double prescale, double postscale,
+                               int32_t process_set = 0);
 // Every rank's input concatenated along the first dimension, the inputs gathered as one
 // group (see GroupedAllreduceAsync).
-std::vector<HandleId> GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs,
-                                            const std::string& name, int32_t process_set = 0);
+HandleId GroupedAllgatherAsync(const std::vector<at::Tensor>& inputs, const std::string& name,
+                               int32_t process_set = 0);
 
 // Sends splits[j] rows of `input` (in order along the first dimension) to rank j, and
 // outputs the rows every rank sent here, concatenated in rank order (ranks of the set,
 // in order). Empty splits split the first dimension evenly. `received_splits` (int32,
 // contiguous, one element per rank of the set) receives how many rows came from each
-// rank. Bad splits throw kInvalidArgument here.
+// rank; waiting on the handle gives it back beside the output. Bad splits throw
+// kInvalidArgument here.
 HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
                        const at::Tensor& received_splits, const std::string& name,
                        int32_t process_set = 0);
@@ -87,10 +89,9 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 // rank's share of the first dimension (see core/row_split.h).
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
                             double prescale, double postscale, int32_t process_set = 0);
-std::vector<HandleId> GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs,
-                                                const std::string& name, ReduceOp op,
-                                                double prescale, double postscale,
-                                                int32_t process_set = 0);
+HandleId GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs, const std::string& name,
+                                   ReduceOp op, double prescale, double postscale,
+                                   int32_t process_set = 0);
 
 // Completes once every rank of the set has submitted its barrier.
 HandleId BarrierAsync(int32_t process_set = 0);
@@ -103,16 +104,17 @@ HandleId BarrierAsync(int32_t process_set = 0);
 HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device = kCpuDevice);
 
 bool Poll(HandleId handle);
-// Waits for the operation and returns its output tensor (an in-place operation's: the
-// caller's tensor, holding the output).
+// Waits for the operation and returns what it gives (see OperationResult); throws
+// horde::Error if it failed. The handle is forgotten either way.
+OperationResult WaitOperation(HandleId handle);
+// WaitOperation for an operation of one tensor: its output (an in-place operation's:
+// the caller's tensor, holding the output).
 at::Tensor Synchronize(HandleId handle);
 // Forgets a handle that will never be waited on (its owner was dropped), at once or
 // when its operation completes.
 void Release(HandleId handle);
-// Handles issued and not yet synchronized or released (for leak checks).
-size_t HandleCount();
-// The in-place operations' tensors held for handles not yet synchronized or released.
-size_t InPlaceTargetCount();
+// Operations issued and not yet synchronized or released (for leak checks).
+size_t OperationCount();
 
 }  // namespace torch_ops
 }  // namespace horde

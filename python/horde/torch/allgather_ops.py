@@ -6,7 +6,7 @@ import torch
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.allreduce_ops import grouped_allreduce
-from horde.torch.handles import group_handle, issued, op_name, synchronize
+from horde.torch.handles import issued, op_name, synchronize
 from horde.torch.reduce_op import Average
 
 
@@ -55,8 +55,8 @@ def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
     """Starts allgathering a list of tensors as one unit (negotiated together, released
     only when all are ready); returns one handle for the group."""
     inputs = [t.detach().contiguous() for t in tensors]
-    return group_handle(_ops.grouped_allgather_async(inputs, op_name(name),
-                                                     process_set_id_of(process_set)))
+    return issued(_ops.grouped_allgather_async(
+        inputs, op_name(name), process_set_id_of(process_set)))
 
 
 class HordeGroupedAllgather(torch.autograd.Function):

@@ -6,7 +6,7 @@ import torch
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.compression import Compression
-from horde.torch.handles import group_handle, issued, op_name, synchronize
+from horde.torch.handles import issued, op_name, synchronize
 from horde.torch.reduce_op import resolve_op
 
 
@@ -76,7 +76,7 @@ def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_
     op = resolve_op(op, average)
     inputs = [t.detach().contiguous() for t in tensors]
     outputs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in inputs]
-    return group_handle(_ops.grouped_allreduce_async(
+    return issued(_ops.grouped_allreduce_async(
         inputs, outputs, op_name(name), op, float(prescale_factor), float(postscale_factor),
         process_set_id_of(process_set)))
 
@@ -114,7 +114,7 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
                              postscale_factor=1.0, process_set=global_process_set):
     """Starts reducing a list of tensors in place, as one unit; returns one handle."""
     op = resolve_op(op, average)
-    return group_handle(_ops.grouped_allreduce_async_(
+    return issued(_ops.grouped_allreduce_async_(
         list(tensors), op_name(name), op, float(prescale_factor), float(postscale_factor),
         process_set_id_of(process_set)))
 

@@ -7,7 +7,7 @@ import torch
 
 from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
-from horde.torch.handles import issued, op_name, synchronize, track_received_splits
+from horde.torch.handles import issued, op_name, synchronize
 
 
 def _splits_list(splits):
@@ -34,10 +34,8 @@ def alltoall_async(tensor, splits=None, name=None, process_set=global_process_se
     ``(output, received_splits)``, with or without ``splits``, as Horovod's does."""
     process_set_id = process_set_id_of(process_set)
     received_splits = torch.empty(process_set.size(), dtype=torch.int32)
-    handle = _ops.alltoall_async(tensor.detach().contiguous(), _splits_list(splits),
-                                 received_splits, op_name(name), process_set_id)
-    track_received_splits(handle, received_splits)
-    return issued(handle)
+    return issued(_ops.alltoall_async(tensor.detach().contiguous(), _splits_list(splits),
+                                      received_splits, op_name(name), process_set_id))
 
 
 class HordeAlltoall(torch.autograd.Function):

@@ -7,7 +7,7 @@ from horde.common.process_sets import global_process_set, process_set_id_of
 from horde.torch import _ops
 from horde.torch.allgather_ops import allgather, grouped_allgather
 from horde.torch.compression import Compression
-from horde.torch.handles import group_handle, issued, op_name, synchronize
+from horde.torch.handles import issued, op_name, synchronize
 from horde.torch.reduce_op import Average
 
 
@@ -63,7 +63,7 @@ def grouped_reducescatter_async(tensors, name=None, op=Average, prescale_factor=
                                 postscale_factor=1.0, process_set=global_process_set):
     """Starts reducescattering a list of tensors as one unit; returns one handle."""
     inputs = [t.detach().contiguous() for t in tensors]
-    return group_handle(_ops.grouped_reducescatter_async(
+    return issued(_ops.grouped_reducescatter_async(
         inputs, op_name(name), op, float(prescale_factor), float(postscale_factor),
         process_set_id_of(process_set)))
 

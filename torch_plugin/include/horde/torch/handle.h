@@ -9,6 +9,7 @@ namespace horde {
 namespace torch {
 
 class Handle;
+struct AlltoallResult;
 namespace detail {
 // How horde's collectives make handles; not for users.
 Handle MakeHandle(int64_t id);
@@ -37,7 +38,10 @@ class Handle {
 
  private:
   friend Handle detail::MakeHandle(int64_t id);
+  friend class AlltoallHandle;
   explicit Handle(int64_t id) : id_(id) {}
+  // wait() for an alltoall: its output and received splits.
+  AlltoallResult WaitAlltoall();
   void Release() noexcept;
 
   int64_t id_ = -1;  // 64-bit and never reused, so a job never runs out of them
@@ -56,21 +60,15 @@ struct AlltoallResult {
 class AlltoallHandle {
  public:
   AlltoallHandle() = default;
-  AlltoallHandle(Handle handle, at::Tensor received_splits)
-      : received_splits_(std::move(received_splits)), handle_(std::move(handle)) {}
+  explicit AlltoallHandle(Handle handle) : handle_(std::move(handle)) {}
 
   bool ready() const { return handle_.ready(); }
   // Blocks until the alltoall finishes and returns its output and received splits.
   // Throws horde::Error if it failed.
-  AlltoallResult wait() {
-    at::Tensor output = handle_.wait();
-    return {std::move(output), std::move(received_splits_)};
-  }
+  AlltoallResult wait() { return handle_.WaitAlltoall(); }
   bool valid() const { return handle_.valid(); }
 
  private:
-  // Written by the operation; declared first so that it outlives the handle's wait.
-  at::Tensor received_splits_;
   Handle handle_;
 };
 
