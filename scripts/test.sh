@@ -4,28 +4,32 @@
 # a time limit, so a hang fails the suite instead of stalling it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's heading carries the seconds since the suite started, so a slow CI run
+# shows where its time went.
+stage() { printf '== [%ds] %s\n' "$SECONDS" "$*"; }
 # The install's CMake tree (build/python) also builds the C++ tests.
+stage "install: packages, build, the package into .venv (scripts/install.sh)"
 HORDE_BUILD_TESTS=ON scripts/install.sh
 
-echo "== lint: clang-format, flake8, cppcheck (scripts/lint.sh)"
+stage "lint: clang-format, flake8, cppcheck (scripts/lint.sh)"
 scripts/lint.sh
 
-echo "== C++ tests (ctest)"
+stage "C++ tests (ctest)"
 ctest --test-dir build/python --output-on-failure --timeout 300
 
 for np in 1 2 4; do
-  echo "== Python tests on $np rank(s)"
+  stage "Python tests on $np rank(s)"
   timeout 900 scripts/mpirun.sh -np "$np" \
     .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
 done
 for np in 2 4; do
-  echo "== Horovod compatibility (tests/compat, imported as horovod) on $np ranks"
+  stage "Horovod compatibility (tests/compat, imported as horovod) on $np ranks"
   timeout 600 scripts/mpirun.sh -np "$np" \
     .venv/bin/python -m pytest tests/compat -q -p no:cacheprovider --color=no
 done
 for np in 2 4; do
   for mode in plain groups bucket_view sparse adasum; do
-    echo "== chaos: training through delayed, raising, failing and restarting ranks on $np ranks ($mode)"
+    stage "chaos: training through delayed, raising, failing and restarting ranks on $np ranks ($mode)"
     # The stall reports the delays provoke are expected: only errors are logged.
     HORDE_STALL_CHECK_TIME_SECONDS=2 HORDE_STALL_SHUTDOWN_TIME_SECONDS=1 HORDE_LOG_LEVEL=error \
       timeout 300 scripts/mpirun.sh -np "$np" -x HORDE_STALL_CHECK_TIME_SECONDS \
@@ -33,38 +37,38 @@ for np in 2 4; do
       tests/chaos/chaos_training.py --optimizer "$mode"
   done
 done
-echo "== examples on 2 ranks"
+stage "examples on 2 ranks"
 tests/examples/run_examples.sh
 
-echo "== C++ example: built against the installed package (find_package), on 2 ranks"
+stage "C++ example: built against the installed package (find_package), on 2 ranks"
 rm -rf build/example_cpp
 cmake -S examples/cpp -B build/example_cpp -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$(.venv/bin/python -c 'import horde; print(horde.cmake_prefix_path)')" >/dev/null
 cmake --build build/example_cpp -j2 >/dev/null
 timeout 300 scripts/mpirun.sh -np 2 build/example_cpp/train_digits
 
-echo "== docs: the runnable blocks of README.md and docs/, their links and quoted error messages"
+stage "docs: the runnable blocks of README.md and docs/, their links and quoted error messages"
 timeout 900 .venv/bin/python -m pytest tests/docs -q -p no:cacheprovider --color=no
 
-echo "== launcher: horderun on this machine"
+stage "launcher: horderun on this machine"
 timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --color=no
-echo "== launcher: a two-host job over ssh between two network namespaces"
+stage "launcher: a two-host job over ssh between two network namespaces"
 timeout 300 tests/launcher/multihost_netns_test.sh
 
-echo "== elastic: horderun generations with real SIGKILLs, host updates and failure modes"
+stage "elastic: horderun generations with real SIGKILLs, host updates and failure modes"
 timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
-echo "== elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
+stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
 timeout 600 tests/launcher/elastic_netns_test.sh
 
-echo "== hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
+stage "hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
 scripts/hardening.sh
 
 # The other stacks, each in a Debian root of its own under build/lanes/ (made on the
 # first run, reused while its package list is unchanged; both need root and Debian's
 # mirror). The Debian 12 suite above has run first, so a failure there shows first.
-echo "== Debian 13 lane: PyTorch 2.6, Open MPI 5, Python 3.13 (scripts/test_debian13.sh)"
+stage "Debian 13 lane: PyTorch 2.6, Open MPI 5, Python 3.13 (scripts/test_debian13.sh)"
 timeout --foreground 2700 scripts/test_debian13.sh
-echo "== MPICH lane: MPICH 4.0 with PyTorch 1.13, jobs started by horderun (scripts/test_mpich.sh)"
+stage "MPICH lane: MPICH 4.0 with PyTorch 1.13, jobs started by horderun (scripts/test_mpich.sh)"
 timeout --foreground 1800 scripts/test_mpich.sh
 
-echo "== all test suites passed"
+stage "all test suites passed"
