@@ -1,5 +1,5 @@
 """Prints the results the benchmark parts saved (JSON, one file per part and rank count)
-as markdown tables: the targets first (issues 6 and 17), then the details.
+as markdown tables: the targets first (those docs/performance.md lists), then the details.
 
     python bench/report.py RESULTS_DIR
 """
