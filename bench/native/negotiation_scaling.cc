@@ -1,4 +1,4 @@
-// How negotiation cost grows with ranks (issue 17, item 5): N ranks simulated on N threads
+// How negotiation cost grows with ranks: N ranks simulated on N threads
 // over the unit tests' in-memory transport (tests/cpp/fake_transport.h), each with its own
 // Negotiator. For a first step of new tensors (every name through the coordinator) and
 // for cached steps (the same names again: one AND-allreduce), it prints per round the
