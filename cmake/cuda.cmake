@@ -1,7 +1,8 @@
 # HORDE_WITH_CUDA=AUTO builds the GPU path when the CUDA toolkit (with nvcc) and NCCL
-# are found; ON makes their absence an error; OFF skips the search. The GPU path is a
-# set of files (HORDE_GPU_SOURCES, added to horde_mpi_ops); without it gpu_ops_none.cc
-# stands in. Nothing is #defined for code to branch on.
+# are found; ON makes their absence an error; OFF skips the search. The GPU path is the
+# folder gpu_ops/ (library horde_gpu_ops), built from its GPU sources when
+# HORDE_CUDA_FOUND and from the stand-in gpu_ops_none.cc otherwise. Nothing is #defined
+# for code to branch on.
 set(HORDE_CUDA_FOUND OFF)
 if(NOT HORDE_WITH_CUDA STREQUAL "OFF")
   find_package(CUDAToolkit QUIET)

@@ -6,8 +6,9 @@ include(CMakePackageConfigHelpers)
 
 set_target_properties(horde_core PROPERTIES EXPORT_NAME core)
 set_target_properties(horde_mpi_ops PROPERTIES EXPORT_NAME mpi_ops)
+set_target_properties(horde_gpu_ops PROPERTIES EXPORT_NAME gpu_ops)
 # The libraries go where the Python extension loads them from, for Python and C++ alike.
-install(TARGETS horde_torch horde_mpi_ops horde_core EXPORT hordeTargets
+install(TARGETS horde_torch horde_gpu_ops horde_mpi_ops horde_core EXPORT hordeTargets
   LIBRARY DESTINATION torch COMPONENT development)
 install(EXPORT hordeTargets NAMESPACE horde::
   DESTINATION lib/cmake/horde COMPONENT development)

@@ -1,12 +1,12 @@
-#include "mpi_ops/cuda_check.h"
+#include "gpu_ops/cuda_check.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 Status CheckCuda(cudaError_t code, const char* call, const std::string& what) {
   if (code == cudaSuccess) return Status::Ok();
   return Status::Internal(std::string(call) + " (" + what + "): " + cudaGetErrorString(code));
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -1,10 +1,10 @@
-#include "mpi_ops/cuda_devices.h"
+#include "gpu_ops/cuda_devices.h"
 
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/cuda_ready_event.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/cuda_ready_event.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 CudaDevices::~CudaDevices() {
   for (auto& [device, d] : devices_) {
@@ -75,5 +75,5 @@ Status WaitForLegacyStream(cudaStream_t stream, const std::string& what) {
   return status;
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -10,7 +10,7 @@
 #include "horde/status.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // What one runtime owns on each GPU it has seen: a stream of its own (non-blocking, so
 // the framework's streams are ordered against it only through ready events) and a
@@ -50,5 +50,5 @@ Status WaitForInputs(const std::vector<TensorEntry>& entries, cudaStream_t strea
 // caching allocator may hand out memory that default-stream kernels still read.
 Status WaitForLegacyStream(cudaStream_t stream, const std::string& what);
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

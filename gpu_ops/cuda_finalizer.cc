@@ -1,11 +1,11 @@
-#include "mpi_ops/cuda_finalizer.h"
+#include "gpu_ops/cuda_finalizer.h"
 
 #include <chrono>
 
-#include "mpi_ops/cuda_check.h"
+#include "gpu_ops/cuda_check.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 namespace {
 
 // How long the poller sleeps when nothing has completed: short against a collective's
@@ -124,5 +124,5 @@ void CudaFinalizer::Finish(std::list<Pending>& done) {
   }
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

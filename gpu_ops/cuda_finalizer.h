@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "mpi_ops/nccl_communicators.h"
+#include "gpu_ops/nccl_communicators.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Completes GPU operations without the background loop waiting for the device: an op
 // enqueues its work on the runtime stream and hands its entries here; this thread polls
@@ -76,5 +76,5 @@ class CudaFinalizer {
   std::thread thread_;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -1,11 +1,11 @@
-#include "mpi_ops/cuda_identity.h"
+#include "gpu_ops/cuda_identity.h"
 
 #include "core/reduce_identity.h"
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/cuda_kernels.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/cuda_kernels.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 Status CudaIdentity::Create(DataType dtype, ReduceOp op, const TensorShape& shape, int32_t device,
                             cudaStream_t stream, std::shared_ptr<Tensor>* out) {
@@ -30,5 +30,5 @@ CudaIdentity::~CudaIdentity() {
   if (data_ != nullptr) cudaFreeAsync(data_, stream_);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

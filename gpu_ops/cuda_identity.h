@@ -8,7 +8,7 @@
 #include "horde/status.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // A tensor in device memory that horde owns, filled with the identity of a reduce op
 // (core/reduce_identity.h): what a joined rank contributes to a GPU allreduce, so that
@@ -39,5 +39,5 @@ class CudaIdentity : public Tensor {
   void* data_ = nullptr;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

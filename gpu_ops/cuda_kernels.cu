@@ -5,10 +5,10 @@
 #include <cstring>
 #include <limits>
 
-#include "mpi_ops/cuda_kernels.h"
+#include "gpu_ops/cuda_kernels.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 namespace {
 
 constexpr int kSpansPerLaunch = 128;  // 128 * 24 bytes stays under the 4 KiB parameter limit
@@ -247,5 +247,5 @@ cudaError_t PostscaleDeviceBuffer(void* data, int64_t count, DataType dtype,
   return ScaleDeviceBuffer(data, count, dtype, postscale.factor, stream);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -10,7 +10,7 @@
 #include "mpi_ops/postscale.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // One device-to-device copy of a batch.
 struct CopySpan {
@@ -39,5 +39,5 @@ cudaError_t FillDeviceBuffer(void* data, int64_t count, const IdentityElement& e
 cudaError_t PostscaleDeviceBuffer(void* data, int64_t count, DataType dtype,
                                   const Postscale& postscale, cudaStream_t stream);
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -1,11 +1,11 @@
-#include "mpi_ops/cuda_ready_event.h"
+#include "gpu_ops/cuda_ready_event.h"
 
 #include <string>
 
-#include "mpi_ops/cuda_check.h"
+#include "gpu_ops/cuda_check.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 Status CudaReadyEvent::Record(int device, cudaStream_t stream, std::shared_ptr<ReadyEvent>* out) {
   const std::string what = "ready event on cuda:" + std::to_string(device);
@@ -21,5 +21,5 @@ Status CudaReadyEvent::Record(int device, cudaStream_t stream, std::shared_ptr<R
 
 CudaReadyEvent::~CudaReadyEvent() { cudaEventDestroy(event_); }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -8,7 +8,7 @@
 #include "horde/status.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // A CUDA event recorded on the framework's stream when a tensor was submitted; the
 // runtime's stream waits on it with cudaStreamWaitEvent instead of the host waiting.
@@ -29,5 +29,5 @@ class CudaReadyEvent : public ReadyEvent {
   cudaEvent_t event_;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

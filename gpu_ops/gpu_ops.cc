@@ -1,27 +1,27 @@
-#include "mpi_ops/gpu_ops.h"
+#include "gpu_ops/gpu_ops.h"
 
 #include <nccl.h>
 
-#include "mpi_ops/cuda_identity.h"
-#include "mpi_ops/hierarchical_allreduce.h"
-#include "mpi_ops/host_staged_adasum.h"
-#include "mpi_ops/host_staged_op.h"
+#include "gpu_ops/cuda_identity.h"
+#include "gpu_ops/hierarchical_allreduce.h"
+#include "gpu_ops/host_staged_adasum.h"
+#include "gpu_ops/host_staged_op.h"
+#include "gpu_ops/nccl_allgather.h"
+#include "gpu_ops/nccl_allreduce.h"
+#include "gpu_ops/nccl_alltoall.h"
+#include "gpu_ops/nccl_broadcast.h"
+#include "gpu_ops/nccl_reducescatter.h"
 #include "mpi_ops/mpi_allgather.h"
 #include "mpi_ops/mpi_allreduce.h"
 #include "mpi_ops/mpi_alltoall.h"
 #include "mpi_ops/mpi_broadcast.h"
 #include "mpi_ops/mpi_reducescatter.h"
-#include "mpi_ops/nccl_allgather.h"
-#include "mpi_ops/nccl_allreduce.h"
-#include "mpi_ops/nccl_alltoall.h"
-#include "mpi_ops/nccl_broadcast.h"
-#include "mpi_ops/nccl_reducescatter.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
-void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
-                    const std::shared_ptr<MpiDatatypes>& types,
+void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<mpi::MpiContext>& context,
+                    const std::shared_ptr<mpi::MpiDatatypes>& types,
                     const std::shared_ptr<Timeline>& timeline, const GpuSettings& settings) {
   auto resources = std::make_shared<NcclResources>(context, timeline);
   ops->SetDeviceIdentity([resources](DataType dtype, ReduceOp op, const TensorShape& shape,
@@ -49,16 +49,17 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
     return std::make_unique<HostStagedOp>(resources, std::move(host_op));
   };
   ops->Register(OpType::kAllreduce,
-                staged(std::make_unique<MpiAllreduce>(context, types, timeline)));
-  ops->Register(OpType::kAllgather, staged(std::make_unique<MpiAllgather>(context)));
-  ops->Register(OpType::kBroadcast, staged(std::make_unique<MpiBroadcast>(context)));
-  ops->Register(OpType::kAlltoall, staged(std::make_unique<MpiAlltoall>(context)));
-  ops->Register(OpType::kReducescatter, staged(std::make_unique<MpiReducescatter>(context, types)));
+                staged(std::make_unique<mpi::MpiAllreduce>(context, types, timeline)));
+  ops->Register(OpType::kAllgather, staged(std::make_unique<mpi::MpiAllgather>(context)));
+  ops->Register(OpType::kBroadcast, staged(std::make_unique<mpi::MpiBroadcast>(context)));
+  ops->Register(OpType::kAlltoall, staged(std::make_unique<mpi::MpiAlltoall>(context)));
+  ops->Register(OpType::kReducescatter,
+                staged(std::make_unique<mpi::MpiReducescatter>(context, types)));
 }
 
 bool GpuOpsBuilt() { return true; }
 
 int NcclVersionBuilt() { return NCCL_VERSION_CODE; }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

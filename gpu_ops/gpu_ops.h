@@ -8,7 +8,7 @@
 #include "mpi_ops/mpi_datatypes.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // How the GPU path reduces GPU tensors.
 struct GpuSettings {
@@ -20,10 +20,11 @@ struct GpuSettings {
 };
 
 // Registers the GPU implementations of the collectives (enabled for tensors on a GPU),
-// to be called before the host ones are registered. A build without CUDA and NCCL
+// to be called before the host ones are registered (GpuDeviceOps, device_ops.h, hands it
+// to mpi::MakeRuntime). A build without CUDA and NCCL
 // (gpu_ops_none.cc) registers nothing, so GPU tensors fail with "this build has no ...".
-void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<MpiContext>& context,
-                    const std::shared_ptr<MpiDatatypes>& types,
+void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<mpi::MpiContext>& context,
+                    const std::shared_ptr<mpi::MpiDatatypes>& types,
                     const std::shared_ptr<Timeline>& timeline, const GpuSettings& settings);
 
 // Whether this build has the GPU path (for nccl_built() / cuda_built()).
@@ -33,5 +34,5 @@ bool GpuOpsBuilt();
 // 21903 for 2.19.3), 0 without the GPU path: what Horovod's nccl_built() returns.
 int NcclVersionBuilt();
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -1,15 +1,15 @@
-#include "mpi_ops/hierarchical_allreduce.h"
+#include "gpu_ops/hierarchical_allreduce.h"
 
 #include <algorithm>
 #include <climits>
 
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/cuda_kernels.h"
-#include "mpi_ops/nccl_check.h"
-#include "mpi_ops/nccl_datatypes.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/cuda_kernels.h"
+#include "gpu_ops/nccl_check.h"
+#include "gpu_ops/nccl_datatypes.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 HierarchicalAllreduce::~HierarchicalAllreduce() {
   int finalized = 0;
@@ -29,13 +29,13 @@ bool HierarchicalAllreduce::Enabled(const Response& response,
 Status HierarchicalAllreduce::EnsureCommunicators() {
   if (node_ != MPI_COMM_NULL) return Status::Ok();
   const Topology& topology = r_->mpi->topology();
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_split_type(r_->mpi->world(), MPI_COMM_TYPE_SHARED,
-                                                     topology.rank, MPI_INFO_NULL, &node_),
-                                 "MPI_Comm_split_type (hierarchical allreduce)"));
+  HORDE_RETURN_IF_ERROR(mpi::CheckMpi(MPI_Comm_split_type(r_->mpi->world(), MPI_COMM_TYPE_SHARED,
+                                                          topology.rank, MPI_INFO_NULL, &node_),
+                                      "MPI_Comm_split_type (hierarchical allreduce)"));
   int local_rank = 0;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
-  return CheckMpi(MPI_Comm_split(r_->mpi->world(), local_rank, topology.rank, &cross_),
-                  "MPI_Comm_split (hierarchical allreduce)");
+  HORDE_RETURN_IF_ERROR(mpi::CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
+  return mpi::CheckMpi(MPI_Comm_split(r_->mpi->world(), local_rank, topology.rank, &cross_),
+                       "MPI_Comm_split (hierarchical allreduce)");
 }
 
 Status HierarchicalAllreduce::Communicator(int device, const std::string& what, ncclComm_t* comm) {
@@ -46,8 +46,8 @@ Status HierarchicalAllreduce::Communicator(int device, const std::string& what, 
 Status HierarchicalAllreduce::Reduce(void* data, int64_t count, const Response& response,
                                      NcclLaunch& launch) {
   int local_rank = 0, local_size = 1;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_size(node_, &local_size), "MPI_Comm_size"));
+  HORDE_RETURN_IF_ERROR(mpi::CheckMpi(MPI_Comm_rank(node_, &local_rank), "MPI_Comm_rank"));
+  HORDE_RETURN_IF_ERROR(mpi::CheckMpi(MPI_Comm_size(node_, &local_size), "MPI_Comm_size"));
   ncclDataType_t type;
   NcclType(response.dtype, &type);
   // Average sums everywhere and divides once by the world size at the end.
@@ -108,7 +108,7 @@ Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const
       CheckCuda(cudaMemcpyAsync(host, data, bytes, cudaMemcpyDeviceToHost, launch.stream()),
                 "cudaMemcpyAsync (shard to host)", what));
   HORDE_RETURN_IF_ERROR(launch.WaitForStream());
-  HORDE_RETURN_IF_ERROR(CheckMpi(
+  HORDE_RETURN_IF_ERROR(mpi::CheckMpi(
       MPI_Allreduce(MPI_IN_PLACE, host, static_cast<int>(count), types_->Datatype(response.dtype),
                     types_->Op(response.dtype, response.reduce_op), cross_),
       "MPI_Allreduce (across nodes)"));
@@ -118,5 +118,5 @@ Status HierarchicalAllreduce::ReduceAcrossNodes(char* data, int64_t count, const
                    "cudaMemcpyAsync (shard to device)", what);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -2,12 +2,12 @@
 
 #include <memory>
 
+#include "gpu_ops/nccl_allreduce.h"
 #include "mpi_ops/host_buffer.h"
 #include "mpi_ops/mpi_datatypes.h"
-#include "mpi_ops/nccl_allreduce.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // HORDE_HIERARCHICAL_ALLREDUCE=1 on several nodes: NCCL reduce-scatter within the node
 // leaves each local rank one shard; each shard is allreduced across nodes with MPI
@@ -18,7 +18,7 @@ namespace mpi {
 class HierarchicalAllreduce : public NcclAllreduce {
  public:
   HierarchicalAllreduce(std::shared_ptr<NcclResources> resources,
-                        std::shared_ptr<MpiDatatypes> types)
+                        std::shared_ptr<mpi::MpiDatatypes> types)
       : NcclAllreduce(std::move(resources)), types_(std::move(types)) {}
   ~HierarchicalAllreduce() override;
 
@@ -37,12 +37,12 @@ class HierarchicalAllreduce : public NcclAllreduce {
   // The MPI allreduce across nodes of `count` elements of device memory at `data`.
   Status ReduceAcrossNodes(char* data, int64_t count, const Response& response, NcclLaunch& launch);
 
-  std::shared_ptr<MpiDatatypes> types_;
+  std::shared_ptr<mpi::MpiDatatypes> types_;
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Comm cross_ = MPI_COMM_NULL;
   HostBuffer staging_;
   int64_t staging_agreed_ = 0;  // the most staging bytes every rank has held
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -4,11 +4,11 @@
 #include <utility>
 #include <vector>
 
-#include "mpi_ops/host_staged_op.h"
+#include "gpu_ops/host_staged_op.h"
 #include "mpi_ops/mpi_adasum_allreduce.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Adasum allreduce of GPU tensors, staged through host memory: NCCL has no Adasum, so
 // the tensors are copied to the host, reduced by MpiAdasumAllreduce (dot products and
@@ -18,9 +18,9 @@ namespace mpi {
 // GPU and CPU tensors get the same result.
 class HostStagedAdasum : public HostStagedOp {
  public:
-  HostStagedAdasum(std::shared_ptr<NcclResources> resources, std::shared_ptr<MpiContext> context,
-                   std::shared_ptr<Timeline> timeline)
-      : HostStagedOp(std::move(resources), std::make_unique<MpiAdasumAllreduce>(
+  HostStagedAdasum(std::shared_ptr<NcclResources> resources,
+                   std::shared_ptr<mpi::MpiContext> context, std::shared_ptr<Timeline> timeline)
+      : HostStagedOp(std::move(resources), std::make_unique<mpi::MpiAdasumAllreduce>(
                                                std::move(context), std::move(timeline))) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override {
@@ -28,5 +28,5 @@ class HostStagedAdasum : public HostStagedOp {
   }
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -1,11 +1,11 @@
-#include "mpi_ops/host_staged_op.h"
+#include "gpu_ops/host_staged_op.h"
 
 #include "core/op_registry.h"
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/nccl_check.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/nccl_check.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 namespace {
 
 bool OnGpu(const std::shared_ptr<Tensor>& tensor) { return tensor && tensor->device() >= 0; }
@@ -93,5 +93,5 @@ Status HostStagedOp::Execute(std::vector<TensorEntry>& entries, const Response& 
   return CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize", what);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

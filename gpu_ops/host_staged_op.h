@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "core/collective_op.h"
-#include "mpi_ops/nccl_resources.h"
+#include "gpu_ops/nccl_resources.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Runs a host (MPI) implementation on GPU tensors: copies the inputs to host memory on
 // the runtime stream (after their ready events), runs the wrapped op, and copies the
@@ -33,5 +33,5 @@ class HostStagedOp : public CollectiveOp {
   std::unique_ptr<CollectiveOp> host_op_;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -1,13 +1,13 @@
-#include "mpi_ops/nccl_allgather.h"
+#include "gpu_ops/nccl_allgather.h"
 
 #include <algorithm>
 
-#include "mpi_ops/nccl_allreduce.h"
-#include "mpi_ops/nccl_check.h"
-#include "mpi_ops/nccl_launch.h"
+#include "gpu_ops/nccl_allreduce.h"
+#include "gpu_ops/nccl_check.h"
+#include "gpu_ops/nccl_launch.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 bool NcclAllgather::Enabled(const Response& response,
                             const std::vector<TensorEntry>& entries) const {
@@ -73,5 +73,5 @@ Status NcclAllgather::Gather(TensorEntry& entry, const int64_t* first_dims, int 
   return Status::Ok();
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

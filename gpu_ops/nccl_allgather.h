@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "core/collective_op.h"
-#include "mpi_ops/nccl_resources.h"
+#include "gpu_ops/nccl_resources.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Allgather of GPU tensors with NCCL, as bytes (so every dtype works). Equal first
 // dimensions use ncclAllGather; differing ones one ncclBroadcast per rank into its rows
@@ -28,5 +28,5 @@ class NcclAllgather : public CollectiveOp {
   std::shared_ptr<NcclResources> r_;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

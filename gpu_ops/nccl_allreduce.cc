@@ -1,13 +1,13 @@
-#include "mpi_ops/nccl_allreduce.h"
+#include "gpu_ops/nccl_allreduce.h"
 
 #include "core/fusion_planner.h"
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/cuda_kernels.h"
-#include "mpi_ops/nccl_check.h"
-#include "mpi_ops/nccl_datatypes.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/cuda_kernels.h"
+#include "gpu_ops/nccl_check.h"
+#include "gpu_ops/nccl_datatypes.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 bool NcclTakes(const Response& response, bool needs_nccl_type) {
   ncclDataType_t type;
@@ -89,5 +89,5 @@ Status NcclAllreduce::Reduce(void* data, int64_t count, const Response& response
                    "postscale kernel", launch.what());
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

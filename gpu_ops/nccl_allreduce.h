@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "core/collective_op.h"
-#include "mpi_ops/nccl_launch.h"
-#include "mpi_ops/nccl_resources.h"
+#include "gpu_ops/nccl_launch.h"
+#include "gpu_ops/nccl_resources.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Allreduce of GPU tensors with NCCL on the runtime's stream. One tensor is reduced in
 // place in its output; several are packed into the device fusion buffer with one batched
@@ -43,5 +43,5 @@ class NcclAllreduce : public CollectiveOp {
 // to host staging while its peers wait in NCCL. Shared by the NCCL ops' Enabled().
 bool NcclTakes(const Response& response, bool needs_nccl_type);
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

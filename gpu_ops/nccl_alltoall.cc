@@ -1,14 +1,14 @@
-#include "mpi_ops/nccl_alltoall.h"
+#include "gpu_ops/nccl_alltoall.h"
 
 #include <algorithm>
 
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/nccl_allreduce.h"
-#include "mpi_ops/nccl_check.h"
-#include "mpi_ops/nccl_launch.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/nccl_allreduce.h"
+#include "gpu_ops/nccl_check.h"
+#include "gpu_ops/nccl_launch.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 bool NcclAlltoall::Enabled(const Response& response,
                            const std::vector<TensorEntry>& entries) const {
@@ -49,9 +49,9 @@ Status NcclAlltoall::ExchangeCounts(const TensorEntry& entry, const std::string&
   }
   *sent = valid ? entry.splits : std::vector<int64_t>(size, 0);
   received->assign(size, 0);
-  return CheckMpi(MPI_Alltoall(sent->data(), 1, MPI_INT64_T, received->data(), 1, MPI_INT64_T,
-                               r_->mpi->world()),
-                  "MPI_Alltoall (row counts)");
+  return mpi::CheckMpi(MPI_Alltoall(sent->data(), 1, MPI_INT64_T, received->data(), 1, MPI_INT64_T,
+                                    r_->mpi->world()),
+                       "MPI_Alltoall (row counts)");
 }
 
 Status NcclAlltoall::Prepare(TensorEntry& entry, const std::vector<int64_t>& received,
@@ -96,5 +96,5 @@ Status NcclAlltoall::Exchange(TensorEntry& entry, const std::vector<int64_t>& se
   return Status::Ok();
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "core/collective_op.h"
-#include "mpi_ops/nccl_resources.h"
+#include "gpu_ops/nccl_resources.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Alltoall of GPU tensors: the ranks exchange row counts over MPI (host integers),
 // agree that every rank could allocate its output, then move the rows with paired
@@ -37,5 +37,5 @@ class NcclAlltoall : public CollectiveOp {
   std::shared_ptr<NcclResources> r_;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -1,11 +1,11 @@
-#include "mpi_ops/nccl_broadcast.h"
+#include "gpu_ops/nccl_broadcast.h"
 
-#include "mpi_ops/nccl_allreduce.h"
-#include "mpi_ops/nccl_check.h"
-#include "mpi_ops/nccl_launch.h"
+#include "gpu_ops/nccl_allreduce.h"
+#include "gpu_ops/nccl_check.h"
+#include "gpu_ops/nccl_launch.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 bool NcclBroadcast::Enabled(const Response& response,
                             const std::vector<TensorEntry>& entries) const {
@@ -29,5 +29,5 @@ Status NcclBroadcast::Execute(std::vector<TensorEntry>& entries, const Response&
   return LaunchNccl(*r_, entries, what, steps);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

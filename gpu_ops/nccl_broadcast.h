@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "core/collective_op.h"
-#include "mpi_ops/nccl_resources.h"
+#include "gpu_ops/nccl_resources.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Broadcast of GPU tensors from the response's root with NCCL, as bytes, into each
 // output (the root's input is its source), all tensors in one NCCL group.
@@ -22,5 +22,5 @@ class NcclBroadcast : public CollectiveOp {
   std::shared_ptr<NcclResources> r_;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

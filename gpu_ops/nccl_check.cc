@@ -1,12 +1,12 @@
-#include "mpi_ops/nccl_check.h"
+#include "gpu_ops/nccl_check.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 Status CheckNccl(ncclResult_t code, const char* call, const std::string& operation) {
   if (code == ncclSuccess) return Status::Ok();
   return Status::Internal(operation + ": " + call + " failed: " + ncclGetErrorString(code));
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

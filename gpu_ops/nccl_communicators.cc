@@ -1,10 +1,10 @@
-#include "mpi_ops/nccl_communicators.h"
+#include "gpu_ops/nccl_communicators.h"
 
 #include "core/logging.h"
-#include "mpi_ops/nccl_check.h"
+#include "gpu_ops/nccl_check.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 NcclCommunicators::~NcclCommunicators() {
   for (auto& [key, entry] : comms_) {
@@ -29,12 +29,12 @@ Status NcclCommunicators::GetOver(MPI_Comm comm, const std::string& key, int dev
     return Status::Ok();
   }
   int rank = 0, size = 1;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank"));
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_size(comm, &size), "MPI_Comm_size"));
+  HORDE_RETURN_IF_ERROR(mpi::CheckMpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank"));
+  HORDE_RETURN_IF_ERROR(mpi::CheckMpi(MPI_Comm_size(comm, &size), "MPI_Comm_size"));
   ncclUniqueId id;
   if (rank == 0) HORDE_RETURN_IF_ERROR(CheckNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", what));
   HORDE_RETURN_IF_ERROR(
-      CheckMpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)"));
+      mpi::CheckMpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm), "MPI_Bcast (NCCL unique id)"));
   ncclComm_t created;
   HORDE_RETURN_IF_ERROR(
       CheckNccl(ncclCommInitRank(&created, size, id, rank), "ncclCommInitRank", what));
@@ -69,5 +69,5 @@ void NcclCommunicators::Abort(ncclComm_t comm, const std::string& reason) {
   }
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -11,7 +11,7 @@
 #include "mpi_ops/mpi_context.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // One runtime's (= one process set's) NCCL communicators, one per GPU this rank uses,
 // created lazily: rank 0 makes a unique id and broadcasts it over the runtime's MPI
@@ -24,7 +24,8 @@ namespace mpi {
 // operation on it fails with the error that broke it.
 class NcclCommunicators {
  public:
-  explicit NcclCommunicators(std::shared_ptr<MpiContext> context) : context_(std::move(context)) {}
+  explicit NcclCommunicators(std::shared_ptr<mpi::MpiContext> context)
+      : context_(std::move(context)) {}
   ~NcclCommunicators();
   NcclCommunicators(const NcclCommunicators&) = delete;
   NcclCommunicators& operator=(const NcclCommunicators&) = delete;
@@ -53,10 +54,10 @@ class NcclCommunicators {
     std::string broken;         // why it was aborted
   };
 
-  std::shared_ptr<MpiContext> context_;
+  std::shared_ptr<mpi::MpiContext> context_;
   std::mutex enqueue_mu_;
   std::map<std::string, Entry> comms_;  // guarded by enqueue_mu_
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

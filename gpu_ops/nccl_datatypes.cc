@@ -1,7 +1,7 @@
-#include "mpi_ops/nccl_datatypes.h"
+#include "gpu_ops/nccl_datatypes.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 bool NcclType(DataType dtype, ncclDataType_t* type) {
   switch (dtype) {
@@ -37,5 +37,5 @@ Postscale NcclPostscale(const Response& response, int size) {
   return PostscaleOf(response, size);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

@@ -7,7 +7,7 @@
 #include "mpi_ops/postscale.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // NCCL's type for `dtype`; false for the types NCCL lacks (int16, bool), which the GPU
 // path then reduces through host staging.
@@ -21,5 +21,5 @@ ncclRedOp_t NcclOp(ReduceOp op, DataType dtype);
 // after an exact division by `size` where NcclOp summed an integer average.
 Postscale NcclPostscale(const Response& response, int size);
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

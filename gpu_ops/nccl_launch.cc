@@ -1,13 +1,13 @@
-#include "mpi_ops/nccl_launch.h"
+#include "gpu_ops/nccl_launch.h"
 
 #include <map>
 #include <mutex>
 
-#include "mpi_ops/cuda_devices.h"
-#include "mpi_ops/nccl_check.h"
+#include "gpu_ops/cuda_devices.h"
+#include "gpu_ops/nccl_check.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 namespace {
 
 // One lock per GPU for the whole process. Every process set has its own runtime and
@@ -66,5 +66,5 @@ Status LaunchNccl(NcclResources& r, std::vector<TensorEntry>& entries, const std
                                    enqueued);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

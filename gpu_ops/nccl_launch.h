@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "gpu_ops/nccl_resources.h"
 #include "horde/status.h"
-#include "mpi_ops/nccl_resources.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 struct NcclSteps;
 
@@ -73,5 +73,5 @@ struct NcclSteps {
 Status LaunchNccl(NcclResources& resources, std::vector<TensorEntry>& entries,
                   const std::string& what, const NcclSteps& steps);
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

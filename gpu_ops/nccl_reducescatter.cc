@@ -1,17 +1,17 @@
-#include "mpi_ops/nccl_reducescatter.h"
+#include "gpu_ops/nccl_reducescatter.h"
 
 #include <algorithm>
 
 #include "core/row_split.h"
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/cuda_kernels.h"
-#include "mpi_ops/nccl_allreduce.h"
-#include "mpi_ops/nccl_check.h"
-#include "mpi_ops/nccl_datatypes.h"
-#include "mpi_ops/nccl_launch.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/cuda_kernels.h"
+#include "gpu_ops/nccl_allreduce.h"
+#include "gpu_ops/nccl_check.h"
+#include "gpu_ops/nccl_datatypes.h"
+#include "gpu_ops/nccl_launch.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 bool NcclReducescatter::Enabled(const Response& response,
                                 const std::vector<TensorEntry>& entries) const {
@@ -91,5 +91,5 @@ Status NcclReducescatter::Scatter(TensorEntry& entry, const Response& response, 
                    "postscale kernel", what);
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

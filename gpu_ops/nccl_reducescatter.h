@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "core/collective_op.h"
-#include "mpi_ops/nccl_launch.h"
-#include "mpi_ops/nccl_resources.h"
+#include "gpu_ops/nccl_launch.h"
+#include "gpu_ops/nccl_resources.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // Reducescatter of GPU tensors with NCCL: rank r keeps its share of the first dimension
 // (core/row_split.h). Equal shares use ncclReduceScatter; unequal ones one ncclReduce
@@ -30,5 +30,5 @@ class NcclReducescatter : public CollectiveOp {
   std::shared_ptr<NcclResources> r_;
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

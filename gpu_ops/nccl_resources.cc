@@ -1,14 +1,14 @@
-#include "mpi_ops/nccl_resources.h"
+#include "gpu_ops/nccl_resources.h"
 
 #include <chrono>
 #include <thread>
 
 #include "core/rank_agreement.h"
-#include "mpi_ops/cuda_check.h"
+#include "gpu_ops/cuda_check.h"
 #include "mpi_ops/mpi_transport.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries,
                                     const std::string& what) {
@@ -28,7 +28,7 @@ Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries,
 }
 
 Status NcclResources::AgreeToLaunch(const Status& local, const std::string& what) {
-  MpiTransport transport(mpi);
+  mpi::MpiTransport transport(mpi);
   return AgreeAllSucceeded(&transport, local, what, RankNames(mpi->topology().world_ranks));
 }
 
@@ -55,5 +55,5 @@ Status NcclResources::WaitForStream(cudaStream_t stream, ncclComm_t comm, const 
   }
 }
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

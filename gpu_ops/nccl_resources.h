@@ -7,19 +7,19 @@
 #include <vector>
 
 #include "core/timeline.h"
-#include "mpi_ops/cuda_devices.h"
-#include "mpi_ops/cuda_finalizer.h"
+#include "gpu_ops/cuda_devices.h"
+#include "gpu_ops/cuda_finalizer.h"
+#include "gpu_ops/nccl_communicators.h"
 #include "mpi_ops/mpi_context.h"
-#include "mpi_ops/nccl_communicators.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 
 // What the GPU ops of one runtime share (the NCCL ones through LaunchNccl, nccl_launch.h). Members
 // are destroyed in reverse order: the finalizer first (it waits for the work in flight), then the
 // communicators, then the streams and buffers that work used.
 struct NcclResources {
-  NcclResources(std::shared_ptr<MpiContext> context, std::shared_ptr<Timeline> timeline)
+  NcclResources(std::shared_ptr<mpi::MpiContext> context, std::shared_ptr<Timeline> timeline)
       : mpi(context), timeline(std::move(timeline)), comms(std::move(context)), finalizer(comms) {}
 
   // For a fused response (several tensors; the same on every rank): whether every
@@ -40,7 +40,7 @@ struct NcclResources {
   // error instead of blocking forever. Caller holds comms.Enqueueing().
   Status WaitForStream(cudaStream_t stream, ncclComm_t comm, const std::string& what);
 
-  std::shared_ptr<MpiContext> mpi;
+  std::shared_ptr<mpi::MpiContext> mpi;
   std::shared_ptr<Timeline> timeline;
   CudaDevices devices;
   NcclCommunicators comms;
@@ -48,5 +48,5 @@ struct NcclResources {
   std::map<int, int64_t> agreed_fusion_bytes;  // per device, what every rank holds
 };
 
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

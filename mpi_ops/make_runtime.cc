@@ -1,8 +1,9 @@
 #include "mpi_ops/make_runtime.h"
 
+#include <utility>
+
 #include "core/logging.h"
 #include "core/shared_config.h"
-#include "mpi_ops/gpu_ops.h"
 #include "mpi_ops/mpi_adasum_allreduce.h"
 #include "mpi_ops/mpi_allgather.h"
 #include "mpi_ops/mpi_allreduce.h"
@@ -18,15 +19,13 @@ namespace mpi {
 namespace {
 
 Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& context,
-                   std::unique_ptr<Runtime>* runtime) {
+                   const DeviceOps& device, std::unique_ptr<Runtime>* runtime) {
   auto types = std::make_shared<MpiDatatypes>();
   auto ops = std::make_unique<OpRegistry>();
   auto timeline = std::make_shared<Timeline>();
-  GpuSettings gpu;
-  gpu.use_nccl = config.gpu_operations_nccl;
-  gpu.hierarchical_allreduce = config.hierarchical_allreduce;
-  // Registered first: the GPU ops are tried before the host ones (and decline host tensors).
-  RegisterGpuOps(ops.get(), context, types, timeline, gpu);
+  // Registered first: the device ops are tried before the host ones (and decline host
+  // tensors).
+  if (device.register_ops) device.register_ops(config, ops.get(), context, types, timeline);
   // Adasum is no MPI reduction op: its own algorithm, tried before the plain allreduce.
   ops->Register(OpType::kAllreduce, std::make_unique<MpiAdasumAllreduce>(context, timeline));
   ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types, timeline));
@@ -44,26 +43,39 @@ Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& cont
 
 }  // namespace
 
-Status MakeRuntime(const Status& parsed, const Config& config, std::unique_ptr<Runtime>* runtime) {
+Status MakeRuntime(const Status& parsed, const Config& config, const DeviceOps& device,
+                   std::unique_ptr<Runtime>* runtime) {
   std::shared_ptr<MpiContext> context;
   HORDE_RETURN_IF_ERROR(MpiContext::Create(&context));
   SetLogRank(context->topology().rank);  // the agreement's warnings name the rank
   Config agreed = config;
   MpiTransport transport(context);
-  // NCCL of another version cannot join the same communicator.
-  const BuildIdentity build = BuildIdentity::Current(
-      GpuOpsBuilt() ? "NCCL " + std::to_string(NcclVersionBuilt()) : "none");
+  const BuildIdentity build = BuildIdentity::Current(device.library);
   HORDE_RETURN_IF_ERROR(AgreeOnConfig(&transport, build, parsed, &agreed));
-  return RuntimeOver(agreed, context, runtime);
+  return RuntimeOver(agreed, context, device, runtime);
 }
 
 Status MakeProcessSetRuntime(const Config& config, const std::vector<int>& ranks,
-                             std::unique_ptr<Runtime>* runtime) {
+                             const DeviceOps& device, std::unique_ptr<Runtime>* runtime) {
   std::shared_ptr<MpiContext> context;
   HORDE_RETURN_IF_ERROR(MpiContext::CreateForRanks(ranks, &context));
   runtime->reset();
   if (!context) return Status::Ok();
-  return RuntimeOver(config, context, runtime);
+  return RuntimeOver(config, context, device, runtime);
+}
+
+RuntimeFactory RuntimeFactoryWith(DeviceOps device) {
+  return [device = std::move(device)](const Status& parsed, const Config& config,
+                                      std::unique_ptr<Runtime>* runtime) {
+    return MakeRuntime(parsed, config, device, runtime);
+  };
+}
+
+ProcessSetFactory ProcessSetFactoryWith(DeviceOps device) {
+  return [device = std::move(device)](const Config& config, const std::vector<int>& ranks,
+                                      std::unique_ptr<Runtime>* runtime) {
+    return MakeProcessSetRuntime(config, ranks, device, runtime);
+  };
 }
 
 bool MpiThreadsSupported() {

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "mpi_ops/gpu_ops.h"
+#include "gpu_ops/gpu_ops.h"
 #include "torch_plugin/torch_ops.h"
 
 namespace py = pybind11;
@@ -106,8 +106,8 @@ PYBIND11_MODULE(_ops, m) {
   m.def("topology", &TopologyDict);
   m.def("runtime_stats", &StatsDict);
   m.def("mpi_threads_supported", &torch_ops::MpiThreadsSupported);
-  m.def("gpu_built", &mpi::GpuOpsBuilt);
-  m.def("nccl_version_built", &mpi::NcclVersionBuilt);
+  m.def("gpu_built", &gpu::GpuOpsBuilt);
+  m.def("nccl_version_built", &gpu::NcclVersionBuilt);
   m.def("start_timeline", &torch_ops::StartTimeline, py::arg("file_path"), py::arg("mark_cycles"),
         py::call_guard<py::gil_scoped_release>());
   m.def("stop_timeline", &torch_ops::StopTimeline, py::call_guard<py::gil_scoped_release>());

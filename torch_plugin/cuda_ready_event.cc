@@ -3,7 +3,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "mpi_ops/cuda_ready_event.h"
+#include "gpu_ops/cuda_ready_event.h"
 
 namespace horde {
 
@@ -14,7 +14,7 @@ Status RecordReadyEvent(const at::Tensor& tensor, std::shared_ptr<ReadyEvent>* e
   // The event and the stream must belong to the tensor's device, whatever device the
   // calling thread has current; torch's guard restores it without creating contexts.
   const c10::cuda::CUDAGuard guard(device);
-  return mpi::CudaReadyEvent::Record(device, c10::cuda::getCurrentCUDAStream(device).stream(),
+  return gpu::CudaReadyEvent::Record(device, c10::cuda::getCurrentCUDAStream(device).stream(),
                                      event);
 }
 

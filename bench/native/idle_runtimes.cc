@@ -2,7 +2,7 @@
 // of all ranks would have: what horde's one-runtime-per-process-set design costs while
 // the sets sit idle. Public API cannot register them (add_process_set refuses a second
 // set of the same ranks), so this builds them as add_process_set does
-// (mpi::MakeProcessSetRuntime), from the source tree's headers.
+// (mpi::MakeProcessSetRuntime with gpu::GpuDeviceOps), from the source tree's headers.
 #include <cstdio>
 #include <memory>
 #include <numeric>
@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/runtime.h"
+#include "gpu_ops/device_ops.h"
 #include "mpi_ops/make_runtime.h"
 
 namespace {
@@ -32,7 +33,7 @@ int idle_runtimes_start(int size, int count) {
   std::iota(ranks.begin(), ranks.end(), 0);
   for (int i = 0; status.ok() && i < count; ++i) {
     std::unique_ptr<horde::Runtime> runtime;
-    status = horde::mpi::MakeProcessSetRuntime(config, ranks, &runtime);
+    status = horde::mpi::MakeProcessSetRuntime(config, ranks, horde::gpu::GpuDeviceOps(), &runtime);
     if (status.ok()) runtimes.push_back(std::move(runtime));
   }
   if (!status.ok()) {

@@ -1,14 +1,14 @@
 // Runs without a GPU: CUDA's and NCCL's error strings need no device.
-#include "mpi_ops/nccl_check.h"
+#include "gpu_ops/nccl_check.h"
 
 #include <gtest/gtest.h>
 
-#include "mpi_ops/cuda_check.h"
-#include "mpi_ops/gpu_ops.h"
-#include "mpi_ops/nccl_datatypes.h"
+#include "gpu_ops/cuda_check.h"
+#include "gpu_ops/gpu_ops.h"
+#include "gpu_ops/nccl_datatypes.h"
 
 namespace horde {
-namespace mpi {
+namespace gpu {
 namespace {
 
 TEST(NcclCheck, ErrorNamesTheOpTheCallAndNcclsText) {
@@ -60,5 +60,5 @@ TEST(NcclDatatypes, AverageIsNcclAvgForFloatsAndAnExactlyDividedSumForIntegers) 
 TEST(GpuOps, ThisBuildHasTheGpuPath) { EXPECT_TRUE(GpuOpsBuilt()); }
 
 }  // namespace
-}  // namespace mpi
+}  // namespace gpu
 }  // namespace horde

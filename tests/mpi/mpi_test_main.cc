@@ -8,7 +8,8 @@
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  horde::Status s = horde::InitRuntime(horde::mpi::MakeRuntime);
+  // Host tensors only: no device ops.
+  horde::Status s = horde::InitRuntime(horde::mpi::RuntimeFactoryWith({}));
   if (!s.ok()) {
     fprintf(stderr, "horde init failed: %s\n", s.message().c_str());
     return 1;
