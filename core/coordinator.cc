@@ -35,7 +35,7 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
     }
   }
   std::vector<Response> outrun = epochs_.FailOutrun(&table_, names_);
-  const std::vector<int> joined = table_.JoinedRanks();
+  const std::vector<int> joined = table_.joined().ranks();
   std::vector<PlannedResponse> ready;
   for (const auto& requests : table_.TakeReady()) {
     Response response = BuildResponse(requests, joined, names_);
@@ -49,13 +49,8 @@ Status Coordinator::Coordinate(const std::vector<std::string>& gathered, SteadyT
   if (!stalls.report.empty()) HORDE_LOG(kWarning) << stalls.report;
   for (auto& error : stalls.failed) out->responses.push_back(std::move(error));
   // Once every rank has joined, the join completes after all else that was ready.
-  if (table_.AllJoined()) {
-    Response join;
-    join.op = OpType::kJoin;
-    join.names = {kJoinName};
-    join.root = table_.last_joined();
-    out->responses.push_back(std::move(join));
-    table_.ClearJoined();
+  if (std::optional<Response> join = table_.joined().TakeCompletion()) {
+    out->responses.push_back(std::move(*join));
   }
   return Status::Ok();
 }

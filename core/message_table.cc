@@ -27,7 +27,7 @@ SteadyTime SubmittedAt(const Request& request, SteadyTime received) {
                         std::clamp<int64_t>(request.waited_microseconds, 0, kLongestWait));
 }
 
-MessageTable::MessageTable(int world_size) : world_size_(world_size), joined_(world_size, false) {}
+MessageTable::MessageTable(int world_size) : world_size_(world_size), joined_(world_size) {}
 
 void MessageTable::Add(const Request& request, SteadyTime now) {
   if (request.rank < 0 || request.rank >= world_size_) {
@@ -58,9 +58,13 @@ void MessageTable::Add(const Request& request, SteadyTime now) {
   slot.first_requested = std::min(slot.first_requested, submitted);
 }
 
+bool MessageTable::Present(const Slot& slot, int rank) const {
+  return slot.present[rank] || joined_.Has(rank);
+}
+
 bool MessageTable::Ready(const Slot& slot) const {
   for (int r = 0; r < world_size_; ++r) {
-    if (!slot.present[r] && !joined_[r]) return false;
+    if (!Present(slot, r)) return false;
   }
   return true;
 }
@@ -89,7 +93,7 @@ std::vector<std::vector<Request>> MessageTable::TakeReady() {
   return out;
 }
 
-PendingName MessageTable::Describe(const std::string& name, const Slot& slot) const {
+PendingName MessageTable::PendingNameOf(const std::string& name, const Slot& slot) const {
   PendingName pending;
   pending.name = name;
   pending.first_requested = slot.first_requested;
@@ -100,7 +104,7 @@ PendingName MessageTable::Describe(const std::string& name, const Slot& slot) co
       pending.numbering_epoch = slot.by_rank[r].numbering_epoch;
       op_known = true;
     }
-    if (!slot.present[r] && !joined_[r]) pending.missing.push_back(r);
+    if (!Present(slot, r)) pending.missing.push_back(r);
   }
   return pending;
 }
@@ -108,7 +112,7 @@ PendingName MessageTable::Describe(const std::string& name, const Slot& slot) co
 std::vector<PendingName> MessageTable::Waiting() const {
   std::vector<std::pair<uint64_t, PendingName>> waiting;
   for (const auto& kv : by_name_) {
-    PendingName pending = Describe(kv.first, kv.second);
+    PendingName pending = PendingNameOf(kv.first, kv.second);
     if (!pending.missing.empty()) waiting.emplace_back(kv.second.arrival, std::move(pending));
   }
   return OldestFirst(std::move(waiting));
@@ -128,31 +132,10 @@ std::vector<PendingName> MessageTable::Remove(const std::vector<std::string>& na
   std::vector<std::pair<uint64_t, PendingName>> removed;
   for (const auto& name : doomed) {
     auto it = by_name_.find(name);
-    removed.emplace_back(it->second.arrival, Describe(name, it->second));
+    removed.emplace_back(it->second.arrival, PendingNameOf(name, it->second));
     by_name_.erase(it);
   }
   return OldestFirst(std::move(removed));
-}
-
-void MessageTable::Join(int rank) {
-  if (rank < 0 || rank >= world_size_ || joined_[rank]) return;
-  joined_[rank] = true;
-  ++joined_count_;
-  last_joined_ = rank;
-}
-
-std::vector<int> MessageTable::JoinedRanks() const {
-  std::vector<int> ranks;
-  for (int r = 0; r < world_size_; ++r) {
-    if (joined_[r]) ranks.push_back(r);
-  }
-  return ranks;
-}
-
-void MessageTable::ClearJoined() {
-  joined_.assign(world_size_, false);
-  joined_count_ = 0;
-  last_joined_ = -1;
 }
 
 }  // namespace horde

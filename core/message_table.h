@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/joined_ranks.h"
 #include "core/request.h"
 
 namespace horde {
@@ -22,9 +23,9 @@ struct PendingName {
   int32_t numbering_epoch = -1;  // the request's: -1 for a name the caller gave
 };
 
-// The coordinator's record of which ranks have asked for which names, and which ranks
-// have joined (run out of data). A name is ready when every rank has either asked for
-// it or joined; a grouped name waits until its whole group is ready. Ready names come
+// The coordinator's record of which ranks have asked for which names. A name is ready
+// when every rank is present for it: has asked for it, or has joined (its JoinedRanks
+// say which); a grouped name waits until its whole group is ready. Ready names come
 // out in the order they were first requested, so every round's decisions are
 // deterministic. Each name remembers when some rank first submitted it, for the stall
 // inspector.
@@ -40,13 +41,11 @@ class MessageTable {
   // in rank order.
   std::vector<std::vector<Request>> TakeReady();
 
-  void Join(int rank);
-  bool AllJoined() const { return joined_count_ == world_size_; }
-  // Ranks that have joined, in rank order.
-  std::vector<int> JoinedRanks() const;
-  int last_joined() const { return last_joined_; }
-  // Called once a join completes: every rank is active again.
-  void ClearJoined();
+  // `rank` counts as present for every name until the join completes.
+  void Join(int rank) { joined_.Join(rank); }
+  // Which ranks have joined, and the join's completion.
+  JoinedRanks& joined() { return joined_; }
+  const JoinedRanks& joined() const { return joined_; }
 
   size_t pending() const { return by_name_.size(); }
 
@@ -66,15 +65,14 @@ class MessageTable {
     int32_t group_size = 0;
   };
 
+  bool Present(const Slot& slot, int rank) const;
   bool Ready(const Slot& slot) const;
-  PendingName Describe(const std::string& name, const Slot& slot) const;
+  PendingName PendingNameOf(const std::string& name, const Slot& slot) const;
 
   int world_size_;
   uint64_t next_arrival_ = 0;
   std::unordered_map<std::string, Slot> by_name_;
-  std::vector<bool> joined_;
-  int joined_count_ = 0;
-  int last_joined_ = -1;
+  JoinedRanks joined_;
 };
 
 }  // namespace horde

@@ -58,7 +58,7 @@ Status Negotiator::RunRound(RequestList* mine, ResponseList* out) {
   DecodeRoundBits(words_, positions, &all_bits_);
   word_received_ = all.coordinator_word;
 
-  if (all.join) join_in_progress_ = true;
+  if (all.join) join_.SawJoin();
   TakeFastResponses(all, &out->responses);
   out->shutdown = all.shutdown;
   out->shutdown_reason.clear();
@@ -66,10 +66,11 @@ Status Negotiator::RunRound(RequestList* mine, ResponseList* out) {
     ReturnHits([position](uint32_t at, const Request&) { return at == position; });
     cache_.Erase(position);
   }
-  if (join_in_progress_) ReturnHits([](uint32_t, const Request&) { return true; });
+  if (join_.in_progress()) ReturnHits([](uint32_t, const Request&) { return true; });
 
   // A shutdown goes through the coordinator too, so a failed rank's reason reaches all.
-  if (all.uncached || !all.invalid.empty() || all.slow_round || all.shutdown || join_in_progress_) {
+  if (all.uncached || !all.invalid.empty() || all.slow_round || all.shutdown ||
+      join_.in_progress()) {
     ResponseList decided;
     HORDE_RETURN_IF_ERROR(RunSlowPath(*mine, now, &decided));
     Learn(decided);
@@ -87,13 +88,14 @@ Status Negotiator::RunRound(RequestList* mine, ResponseList* out) {
 void Negotiator::Classify(Request request, SteadyTime now, RoundBits* mine) {
   if (request.submitted == SteadyTime()) request.submitted = now;
   if (request.op == OpType::kJoin) {
+    join_.Joining();
     mine->join = true;
     unsent_.push_back(std::move(request));
     return;
   }
   uint32_t position = 0;
   ResponseCache::Match match = ResponseCache::Match::kMiss;
-  if (cache_enabled_ && !join_in_progress_ && request.group.empty()) {
+  if (cache_enabled_ && !join_.in_progress() && request.group.empty()) {
     match = cache_.Find(request, &position);
   }
   if (match == ResponseCache::Match::kHit) {
@@ -181,12 +183,12 @@ Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, Response
 
 void Negotiator::Learn(const ResponseList& decided) {
   for (const Response& response : decided.responses) {
-    if (response.op == OpType::kJoin) join_in_progress_ = false;
+    if (response.op == OpType::kJoin) join_.SawCompletion();
     // Whether to cache must be decided alike on every rank: a successful response means
     // every rank asked with the same group, and no rank is joined (which would leave it
     // without a request of its own to compare later submissions with).
     bool cacheable = cache_enabled_ && response.kind == Response::Kind::kCollective &&
-                     response.op != OpType::kJoin && !join_in_progress_;
+                     response.op != OpType::kJoin && !join_.in_progress();
     for (const std::string& name : response.names) {
       auto it = sent_.find(name);
       if (it != sent_.end() && !it->second.group.empty()) cacheable = false;

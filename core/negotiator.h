@@ -9,6 +9,7 @@
 
 #include "core/coordinator.h"
 #include "core/fusion_planner.h"
+#include "core/rank_join.h"
 #include "core/request.h"
 #include "core/response.h"
 #include "core/response_cache.h"
@@ -44,8 +45,11 @@ struct NegotiationSettings {
 // goes through the slow path (and its checks). So does a cached request pending on a
 // rank for half the earliest stall limit (the check or the shutdown time), so that the
 // coordinator's stall inspector sees it before the limit. Every request carries how
-// long its rank has waited for it, so its age counts from submission either way. While a join is in
-// progress, everything takes the slow path: the coordinator decides what joined ranks contribute.
+// long its rank has waited for it, so its age counts from submission either way.
+//
+// It holds this rank's side of join (core/rank_join.h): while a join is in progress,
+// everything takes the slow path, since the coordinator decides what joined ranks
+// contribute, and nothing is cached.
 class Negotiator {
  public:
   using Clock = std::function<SteadyTime()>;
@@ -71,6 +75,9 @@ class Negotiator {
   // Rank 0's word for the next round's bit allreduce, and the last one every rank got.
   void set_coordinator_word(uint64_t word) { word_to_send_ = word; }
   uint64_t coordinator_word() const { return word_received_; }
+
+  // This rank's join, which the runtime asks for the entries it executes.
+  RankJoin& join() { return join_; }
 
  private:
   void Classify(Request request, SteadyTime now, RoundBits* mine);
@@ -106,7 +113,7 @@ class Negotiator {
   std::vector<Request> unsent_;          // for the coordinator, next slow round
   std::map<std::string, Request> sent_;  // with the coordinator, undecided
   int32_t sent_epoch_ = 0;               // the numbering epoch the coordinator knows
-  bool join_in_progress_ = false;
+  RankJoin join_;
   bool cache_enabled_ = true;
   uint64_t word_to_send_ = ~uint64_t{0};
   uint64_t word_received_ = ~uint64_t{0};

@@ -50,7 +50,7 @@ struct OpTraits {
   // Completes at the same point of every rank's program, a point to renumber unnamed
   // tensors from (core/numbering_epochs.h).
   bool renumbers;
-  // Runs through an implementation in the OpRegistry (join completes in the runtime).
+  // Runs through an implementation in the OpRegistry (join completes in core/rank_join).
   bool has_implementation;
 };
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/joined_ranks.h"
 #include "core/op_traits.h"
 #include "core/shortest_number.h"
 
@@ -64,18 +65,6 @@ bool CheckConsistent(const std::vector<Request>& by_rank, const RankNames& names
          agree_if(kAgreeScale, "postscale factor", [](R r) { return ShortestNumber(r.postscale); });
 }
 
-// Joined ranks hold no tensors; they can contribute an identity to an allreduce but nothing
-// sensible to a gather or a broadcast.
-bool CheckJoinAllows(const Request& first, const std::vector<int>& joined_ranks,
-                     const RankNames& names, std::string* error) {
-  if (joined_ranks.empty() || TraitsOf(first.op).with_joined_ranks) return true;
-  *error = std::string(OpTypeName(first.op)) + " '" + first.name + "' cannot run while " +
-           names.List(joined_ranks) + (joined_ranks.size() == 1 ? " has" : " have") +
-           " joined; only allreduce proceeds with joined ranks (they contribute the identity of "
-           "its reduce op)";
-  return false;
-}
-
 }  // namespace
 
 Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<int>& joined_ranks,
@@ -86,7 +75,7 @@ Response BuildResponse(const std::vector<Request>& by_rank, const std::vector<in
   response.names = {first.name};
   std::string error;
   if (!CheckConsistent(by_rank, names, &error) ||
-      !CheckJoinAllows(first, joined_ranks, names, &error)) {
+      !RunsWithJoinedRanks(first, joined_ranks, names, &error)) {
     response.kind = Response::Kind::kError;
     response.error_message = error;
     return response;

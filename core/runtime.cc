@@ -4,7 +4,6 @@
 #include <chrono>
 #include <exception>
 
-#include "core/host_tensor.h"
 #include "core/logging.h"
 #include "core/op_traits.h"
 #include "core/operation_name.h"
@@ -83,15 +82,11 @@ Status Runtime::Enqueue(std::vector<Request>* requests, std::vector<TensorEntry>
   for (size_t i = 0; i < requests->size(); ++i) {
     Request& request = (*requests)[i];
     request.submitted = now;
-    if (request.op == OpType::kJoin) {
-      request.name = kJoinName;
-      join_device_ = request.device;
-    } else if (request.name.empty()) {
-      request.name = AutoName(OpTypeName(request.op), &request.numbering_epoch);
+    negotiator_.join().Submitting(&request);
+    if (request.name.empty()) {
+      request.name = unnamed_.Next(OpTypeName(request.op), &request.numbering_epoch);
     }
     (*entries)[i].name = request.name;
-    if (request.op != OpType::kJoin && request.device != kCpuDevice)
-      last_gpu_device_ = request.device;
   }
   return queue_.Add(requests, entries);
 }
@@ -103,7 +98,7 @@ Status Runtime::EnqueueGroup(std::string group, std::vector<Request>* requests,
     HORDE_RETURN_IF_ERROR(ValidateRequest(request, topology_));
   }
   int32_t epoch = -1;
-  if (group.empty()) group = AutoName("group", &epoch);
+  if (group.empty()) group = unnamed_.Next("group", &epoch);
   for (size_t i = 0; i < requests->size(); ++i) {
     Request& request = (*requests)[i];
     if (request.name.empty()) request.name = group + "." + std::to_string(i);
@@ -114,23 +109,7 @@ Status Runtime::EnqueueGroup(std::string group, std::vector<Request>* requests,
   return Enqueue(requests, entries);
 }
 
-std::string Runtime::AutoName(const std::string& kind, int32_t* epoch) {
-  std::lock_guard<std::mutex> lock(names_mu_);
-  *epoch = numbering_epoch_;
-  std::string name = kind + ".noname." + std::to_string(unnamed_counts_[kind]++);
-  return numbering_epoch_ == 0 ? name : name + ".e" + std::to_string(numbering_epoch_);
-}
-
-void Runtime::StartNumberingEpoch() {
-  std::lock_guard<std::mutex> lock(names_mu_);
-  ++numbering_epoch_;
-  unnamed_counts_.clear();
-}
-
-int32_t Runtime::numbering_epoch() {
-  std::lock_guard<std::mutex> lock(names_mu_);
-  return numbering_epoch_;
-}
+void Runtime::StartNumberingEpoch() { unnamed_.StartEpoch(); }
 
 void Runtime::Shutdown() {
   shutdown_requested_ = true;
@@ -170,13 +149,10 @@ void Runtime::Loop() {
     timeline_->MarkCycle();
     if (autotuner_ && topology_.rank == 0) negotiator_.set_coordinator_word(autotuner_->choice());
     // The epoch first: every numbered request of an earlier epoch is in the queue by now.
-    mine.numbering_epoch = numbering_epoch();
+    mine.numbering_epoch = unnamed_.epoch();
     queue_.TakeNewRequests(&mine.requests);
     const bool submitted = !mine.requests.empty();
-    for (const auto& r : mine.requests) {
-      joined_ = joined_ || r.op == OpType::kJoin;
-      timeline_->NegotiateStart(r.name, r.op);
-    }
+    for (const auto& r : mine.requests) timeline_->NegotiateStart(r.name, r.op);
     mine.shutdown = shutdown_requested_.load();
     if (mine.shutdown) {
       std::lock_guard<std::mutex> lock(failure_mu_);
@@ -214,65 +190,19 @@ void Runtime::Loop() {
   timeline_->Stop();
 }
 
-Status Runtime::TakeEntries(const Response& response, std::vector<TensorEntry>* entries) {
-  if (!joined_ || response.kind == Response::Kind::kError) {
-    queue_.TakeEntries(response.names, entries);
-    return Status::Ok();
-  }
-  // This rank has joined: for the tensors it does not hold, it contributes the identity
-  // of the reduce op, in the memory the other ranks' tensors are in so that every rank
-  // runs the same implementation.
-  Status status;
-  for (size_t i = 0; i < response.names.size(); ++i) {
-    std::vector<TensorEntry> taken;
-    queue_.TakeEntries({response.names[i]}, &taken);
-    if (!taken.empty()) {
-      entries->push_back(std::move(taken[0]));
-      continue;
-    }
-    TensorEntry identity;
-    identity.name = response.names[i];
-    if (status.ok()) {
-      status = ops_->Identity(response.dtype, response.reduce_op,
-                              TensorShape{response.tensor_sizes[i]}, IdentityDevice(response),
-                              &identity.input);
-    }
-    identity.output = identity.input;
-    identity.callback = [](const Status&) {};
-    entries->push_back(std::move(identity));
-  }
-  if (!status.ok())
-    status = Status::Internal("the identity this joined rank contributes: " + status.message());
-  return status;
-}
-
-int32_t Runtime::IdentityDevice(const Response& response) const {
-  if (response.device == kCpuDevice) return kCpuDevice;
-  if (join_device_ != kCpuDevice) return join_device_;
-  if (last_gpu_device_ != kCpuDevice) return last_gpu_device_;
-  return response.device;
-}
-
 void Runtime::CompleteJoin(const Response& response) {
-  joined_ = false;
-  StartNumberingEpoch();
   std::vector<TensorEntry> entries;
-  queue_.TakeEntries(response.names, &entries);
+  negotiator_.join().Complete(response, &queue_, &entries);
+  StartNumberingEpoch();
   Record(response, entries);
-  for (auto& entry : entries) {
-    Tensor* out = entry.output.get();
-    if (out && out->dtype() == DataType::kInt32 && out->size_bytes() >= 4) {
-      *static_cast<int32_t*>(out->data()) = response.root;
-    }
-    CompleteEntry(entry, Status::Ok());
-  }
+  for (auto& entry : entries) CompleteEntry(entry, Status::Ok());
 }
 
 void Runtime::Execute(const Response& response) {
   if (response.op == OpType::kJoin) return CompleteJoin(response);
   std::vector<TensorEntry>& entries = executing_;
   entries.clear();
-  Status status = TakeEntries(response, &entries);
+  Status status = negotiator_.join().TakeEntries(response, &queue_, *ops_, &entries);
   // Only a joined rank makes tensors here; if it cannot, every rank fails the op alike,
   // and none is left waiting inside the collective.
   if (response.with_joined && response.kind == Response::Kind::kCollective) {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "core/timeline.h"
 #include "core/topology.h"
 #include "core/transport.h"
+#include "core/unnamed_numbering.h"
 
 namespace horde {
 
@@ -76,16 +76,8 @@ class Runtime {
 
  private:
   void Loop();
-  // The next name for an unnamed operation of `kind`, and the epoch it is numbered in.
-  std::string AutoName(const std::string& kind, int32_t* epoch);
-  int32_t numbering_epoch();
   void Execute(const Response& response);
-  // The response's entries in name order; a joined rank gets the reduce op's identity
-  // for names it lacks.
-  Status TakeEntries(const Response& response, std::vector<TensorEntry>* entries);
-  // The device a joined rank puts its identity tensors for `response` on.
-  int32_t IdentityDevice(const Response& response) const;
-  // Completes this rank's join; an int32 output receives the last rank to join.
+  // Completes this rank's join (core/rank_join.h), where every rank renumbers.
   void CompleteJoin(const Response& response);
   void Record(const Response& response, const std::vector<TensorEntry>& entries);
   // Autotuning: rank 0 samples and chooses; every rank applies the choice that came
@@ -106,14 +98,7 @@ class Runtime {
   std::mutex failure_mu_;
   std::string failure_;  // set by Abort
   std::atomic<bool> stopped_{false};
-  std::mutex names_mu_;
-  std::map<std::string, int64_t> unnamed_counts_;  // per kind of operation, this epoch
-  int32_t numbering_epoch_ = 0;
-  bool joined_ = false;  // background thread only: this rank's join is in progress
-  // Where a joined rank's identity tensors for GPU allreduces go: the device given to join, else
-  // the GPU this rank last submitted a tensor from (kCpuDevice: none).
-  std::atomic<int32_t> join_device_{kCpuDevice};
-  std::atomic<int32_t> last_gpu_device_{kCpuDevice};
+  UnnamedNumbering unnamed_;
   std::unique_ptr<Autotuner> autotuner_;  // null unless HORDE_AUTOTUNE=1
   uint64_t applied_choice_ = 0;
   int64_t round_bytes_ = 0;             // background thread only: bytes this round reduced
