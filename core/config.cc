@@ -1,8 +1,11 @@
 #include "core/config.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+
+#include "core/shortest_number.h"
 
 namespace horde {
 namespace {
@@ -17,80 +20,85 @@ std::optional<std::string> Lookup(const EnvLookup& env, const std::string& suffi
   return std::nullopt;
 }
 
-Status Malformed(const std::string& var, const std::string& value, const std::string& expected) {
-  return Status::InvalidArgument("invalid value '" + value + "' for " + var + ": expected " +
-                                 expected);
-}
-
-Status ParseNonNegativeInt(const EnvLookup& env, const std::string& suffix, int64_t* out) {
-  std::string var;
-  auto value = Lookup(env, suffix, &var);
-  if (!value) return Status::Ok();
+bool IsNonNegativeInteger(const std::string& value) {
   errno = 0;
   char* end = nullptr;
-  long long parsed = std::strtoll(value->c_str(), &end, 10);
-  if (value->empty() || *end != '\0' || errno == ERANGE || parsed < 0) {
-    return Malformed(var, *value, "a non-negative integer");
-  }
-  *out = parsed;
-  return Status::Ok();
+  long long parsed = std::strtoll(value.c_str(), &end, 10);
+  return !value.empty() && *end == '\0' && errno != ERANGE && parsed >= 0;
 }
 
-enum class Bound { kPositive, kNonNegative };
-
-Status ParseNumber(const EnvLookup& env, const std::string& suffix, Bound bound, double* out) {
-  std::string var;
-  auto value = Lookup(env, suffix, &var);
-  if (!value) return Status::Ok();
+bool IsNumber(const std::string& value, bool zero_allowed) {
   char* end = nullptr;
-  double parsed = std::strtod(value->c_str(), &end);
-  const bool positive = bound == Bound::kPositive;
-  if (value->empty() || *end != '\0' || !std::isfinite(parsed) || parsed < 0 ||
-      (positive && parsed == 0)) {
-    return Malformed(var, *value, positive ? "a positive number" : "a non-negative number");
-  }
-  *out = parsed;
-  return Status::Ok();
+  double parsed = std::strtod(value.c_str(), &end);
+  return !value.empty() && *end == '\0' && std::isfinite(parsed) && parsed >= 0 &&
+         (zero_allowed || parsed != 0);
 }
 
-Status ParseSwitch(const EnvLookup& env, const std::string& suffix, bool* out) {
-  std::string var;
-  auto value = Lookup(env, suffix, &var);
-  if (!value) return Status::Ok();
-  if (*value != "0" && *value != "1") return Malformed(var, *value, "1 (on) or 0 (off)");
-  *out = *value == "1";
-  return Status::Ok();
+std::string Lower(const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
 }
 
-Status ParseLevel(const EnvLookup& env, LogLevel* out) {
-  std::string var;
-  auto value = Lookup(env, "LOG_LEVEL", &var);
-  if (!value) return Status::Ok();
-  if (!ParseLogLevel(*value, out).ok()) {
-    return Malformed(var, *value, "one of trace, debug, info, warning, error, fatal");
+// The value in its canonical form (a choice as the table writes it, a log level in lower
+// case), or nullopt when it does not have the setting's form.
+std::optional<std::string> Canonical(const Setting& setting, const std::string& value) {
+  switch (setting.form) {
+    case SettingForm::kByteCount:
+    case SettingForm::kCount:
+      if (IsNonNegativeInteger(value)) return value;
+      break;
+    case SettingForm::kPositiveNumber:
+    case SettingForm::kNonNegativeNumber:
+      if (IsNumber(value, setting.form == SettingForm::kNonNegativeNumber)) return value;
+      break;
+    case SettingForm::kSwitch:
+      if (value == "0" || value == "1") return value;
+      break;
+    case SettingForm::kChoice:
+      for (const std::string& choice : setting.choices) {
+        if (value == choice || value == Lower(choice)) return choice;
+      }
+      break;
+    case SettingForm::kLogLevel: {
+      LogLevel level;
+      if (ParseLogLevel(value, &level).ok()) return Lower(value);
+      break;
+    }
+    case SettingForm::kFileName: return value;
   }
-  return Status::Ok();
+  return std::nullopt;
 }
 
-Status ParseCpuOperations(const EnvLookup& env) {
-  std::string var;
-  auto value = Lookup(env, "CPU_OPERATIONS", &var);
-  if (value && *value != "MPI" && *value != "mpi") {
-    return Malformed(var, *value, "MPI (the only CPU backend this build has)");
+// Stores a canonical value in a field of its type.
+struct Store {
+  const std::string& value;
+  Config* config;
+  void operator()(std::monostate) const {}
+  void operator()(FieldOf<int64_t> f) const {
+    f.of(*config) = std::strtoll(value.c_str(), nullptr, 10);
   }
-  return Status::Ok();
-}
+  void operator()(FieldOf<double> f) const { f.of(*config) = std::strtod(value.c_str(), nullptr); }
+  void operator()(FieldOf<bool> f) const { f.of(*config) = value == "1"; }
+  void operator()(FieldOf<std::string> f) const { f.of(*config) = value; }
+  void operator()(FieldOf<LogLevel> f) const { ParseLogLevel(value, &f.of(*config)); }
+  void operator()(ConvertedField f) const { f.store(value, config); }
+};
 
-Status ParseGpuOperations(const EnvLookup& env, bool* nccl) {
-  std::string var;
-  auto value = Lookup(env, "GPU_OPERATIONS", &var);
-  if (!value) return Status::Ok();
-  if (*value == "NCCL" || *value == "nccl" || *value == "MPI" || *value == "mpi") {
-    *nccl = *value == "NCCL" || *value == "nccl";
-    return Status::Ok();
+// Writes a field of its type as its variable would be set. The accessors take a mutable
+// Config because storing uses them too; here they only read.
+struct Text {
+  Config& config;
+  std::string operator()(std::monostate) const { return ""; }
+  std::string operator()(FieldOf<int64_t> f) const { return std::to_string(f.of(config)); }
+  std::string operator()(FieldOf<double> f) const { return ShortestNumber(f.of(config)); }
+  std::string operator()(FieldOf<bool> f) const { return f.of(config) ? "1" : "0"; }
+  std::string operator()(FieldOf<std::string> f) const { return f.of(config); }
+  std::string operator()(FieldOf<LogLevel> f) const {
+    return LogLevelNames()[static_cast<size_t>(f.of(config))];
   }
-  return Malformed(var, *value, "NCCL or MPI");
-}
+  std::string operator()(ConvertedField f) const { return f.text(config); }
+};
 
 }  // namespace
 
@@ -102,31 +110,29 @@ EnvLookup ProcessEnv() {
   };
 }
 
+Status SetSetting(const Setting& setting, const std::string& variable, const std::string& value,
+                  Config* config) {
+  const std::optional<std::string> canonical = Canonical(setting, value);
+  if (!canonical) {
+    return Status::InvalidArgument("invalid value '" + value + "' for " + variable + ": expected " +
+                                   ExpectedForm(setting));
+  }
+  std::visit(Store{*canonical, config}, setting.field);
+  return Status::Ok();
+}
+
+std::string SettingText(const Setting& setting, const Config& config) {
+  return std::visit(Text{const_cast<Config&>(config)}, setting.field);
+}
+
 Status Config::FromEnv(const EnvLookup& env, Config* config) {
   Config c;
-  HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "FUSION_THRESHOLD", &c.fusion_threshold_bytes));
-  HORDE_RETURN_IF_ERROR(ParseNumber(env, "CYCLE_TIME", Bound::kPositive, &c.cycle_time_ms));
-  HORDE_RETURN_IF_ERROR(ParseNonNegativeInt(env, "CACHE_CAPACITY", &c.cache_capacity));
-  std::string timeline_var;
-  if (auto path = Lookup(env, "TIMELINE", &timeline_var)) c.timeline_path = *path;
-  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "TIMELINE_MARK_CYCLES", &c.timeline_mark_cycles));
-  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "AUTOTUNE", &c.autotune));
-  std::string log_var;
-  if (auto log = Lookup(env, "AUTOTUNE_LOG", &log_var)) c.autotune_log = *log;
-  HORDE_RETURN_IF_ERROR(
-      ParseNumber(env, "AUTOTUNE_SAMPLE_SECONDS", Bound::kPositive, &c.autotune_sample_seconds));
-  HORDE_RETURN_IF_ERROR(ParseLevel(env, &c.log_level));
-  HORDE_RETURN_IF_ERROR(ParseCpuOperations(env));
-  HORDE_RETURN_IF_ERROR(ParseGpuOperations(env, &c.gpu_operations_nccl));
-  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "HIERARCHICAL_ALLREDUCE", &c.hierarchical_allreduce));
-  HORDE_RETURN_IF_ERROR(
-      ParseNumber(env, "STALL_CHECK_TIME_SECONDS", Bound::kPositive, &c.stall.check_seconds));
-  HORDE_RETURN_IF_ERROR(ParseNumber(env, "STALL_SHUTDOWN_TIME_SECONDS", Bound::kNonNegative,
-                                    &c.stall.shutdown_seconds));
-  bool stall_check_disabled = false;
-  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "STALL_CHECK_DISABLE", &stall_check_disabled));
-  c.stall.enabled = !stall_check_disabled;
-  HORDE_RETURN_IF_ERROR(ParseSwitch(env, "DYNAMIC_PROCESS_SETS", &c.dynamic_process_sets));
+  for (const Setting& setting : Settings()) {
+    std::string variable;
+    if (auto value = Lookup(env, setting.name, &variable)) {
+      HORDE_RETURN_IF_ERROR(SetSetting(setting, variable, *value, &c));
+    }
+  }
   *config = c;
   return Status::Ok();
 }

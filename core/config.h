@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/logging.h"
+#include "core/settings.h"
 #include "horde/status.h"
 
 namespace horde {
@@ -23,9 +24,10 @@ struct StallSettings {
   double shutdown_seconds = 0.0;  // fail names stalled this long; 0: never
 };
 
-// Runtime settings, read once at init() from HORDE_* variables (HOROVOD_* accepted as
-// aliases; the HORDE_ name wins). A malformed value is an error naming the variable and
-// the expected form, never a silent default.
+// Runtime settings, read once at init() from the HORDE_* variables of the settings table
+// (core/settings.cc; HOROVOD_* accepted as aliases, the HORDE_ name wins). A malformed
+// value is an error naming the variable and the expected form, never a silent default.
+// The defaults here are the table's (a test compares them).
 struct Config {
   int64_t fusion_threshold_bytes = 128 * 1024 * 1024;
   // The heartbeat: how long a rank with nothing pending waits before a round (it grows
@@ -51,5 +53,15 @@ struct Config {
 
   static Status FromEnv(const EnvLookup& env, Config* config);
 };
+
+// Checks `value` of `variable` (the setting's HORDE_ or HOROVOD_ name) against the
+// setting's form and stores it in the setting's field of `config`; a malformed value
+// leaves `config` as it was.
+Status SetSetting(const Setting& setting, const std::string& variable, const std::string& value,
+                  Config* config);
+
+// The setting's field in `config`, as the variable would be set ("134217728", "0.5",
+// "NCCL"); empty for a setting that is only checked.
+std::string SettingText(const Setting& setting, const Config& config);
 
 }  // namespace horde

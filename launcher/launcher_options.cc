@@ -195,6 +195,10 @@ const std::vector<OptionSpec>& OptionSpecs() {
        "",
        "print what this build supports",
        [](LauncherOptions& o, const std::string&) { o.check_build = true; }},
+      {{"--list-settings"},
+       "",
+       "print every HORDE_* setting: variable, default, scope, flag, help",
+       [](LauncherOptions& o, const std::string&) { o.list_settings = true; }},
       {{"--version"},
        "",
        "print horderun's version",
@@ -208,19 +212,21 @@ const std::vector<OptionSpec>& OptionSpecs() {
 }
 
 // A tuning flag sets its variable; a repeated flag keeps its last value.
-void SetTuningVariable(LauncherOptions& options, const TuningFlag& flag, const std::string& value) {
-  std::string checked = TuningValue(flag, value);
+void SetTuningVariable(LauncherOptions& options, const Setting& setting, const std::string& value) {
+  const std::string name = VariableName(setting);
+  const std::string checked = TuningValue(setting, value);
   for (EnvVar& var : options.tuning_env) {
-    if (var.name == flag.env_name) return void(var.value = checked);
+    if (var.name == name) return void(var.value = checked);
   }
-  options.tuning_env.push_back({flag.env_name, checked});
+  options.tuning_env.push_back({name, checked});
 }
 
-OptionSpec TuningSpec(const TuningFlag& flag) {
+OptionSpec TuningSpec(const Setting& setting) {
   return {
-      {flag.flag}, flag.value_name, flag.help, [&flag](LauncherOptions& o, const std::string& v) {
-        SetTuningVariable(o, flag, v);
-      }};
+      {setting.flag.name},
+      setting.flag.value_name,
+      setting.help,
+      [&setting](LauncherOptions& o, const std::string& v) { SetTuningVariable(o, setting, v); }};
 }
 
 std::optional<OptionSpec> FindSpec(const std::string& name) {
@@ -229,7 +235,7 @@ std::optional<OptionSpec> FindSpec(const std::string& name) {
       if (candidate == name) return spec;
     }
   }
-  if (const TuningFlag* flag = FindTuningFlag(name)) return TuningSpec(*flag);
+  if (const Setting* setting = FindTuningFlag(name)) return TuningSpec(*setting);
   return std::nullopt;
 }
 
@@ -259,7 +265,8 @@ void CheckElastic(const LauncherOptions& options) {
 }
 
 void CheckComplete(const LauncherOptions& options) {
-  if (options.show_help || options.show_version || options.check_build) return;
+  if (options.show_help || options.show_version || options.check_build || options.list_settings)
+    return;
   if (!options.hosts.empty() && !options.hostfile.empty()) {
     throw UsageError("-H and --hostfile both give hosts: use one of them");
   }
@@ -323,7 +330,7 @@ std::string HelpText() {
       "Inside a Slurm allocation the hosts come from Slurm.\n\noptions:\n";
   for (const OptionSpec& spec : OptionSpecs()) text += describe(spec);
   text += "\ntuning (each sets a HORDE_* variable for every rank):\n";
-  for (const TuningFlag& flag : TuningFlags()) text += describe(TuningSpec(flag));
+  for (const Setting* setting : TuningFlags()) text += describe(TuningSpec(*setting));
   return text;
 }
 

@@ -29,6 +29,7 @@ struct LauncherOptions {
   bool check_build = false;
   bool show_version = false;
   bool show_help = false;
+  bool list_settings = false;  // --list-settings: print the settings table
   std::vector<std::string> command;
   // Elastic jobs (see elastic_supervisor.h): on when a discovery script is given.
   std::string host_discovery_script;  // absolute once MakeElasticSpec has run

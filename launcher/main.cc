@@ -15,6 +15,7 @@
 #include "launcher/mpi_command.h"
 #include "launcher/rank_exit.h"
 #include "launcher/ssh_check.h"
+#include "launcher/tuning_flags.h"
 #include "launcher/usage_error.h"
 #include "launcher/version.h"
 
@@ -66,6 +67,7 @@ int Run(const std::vector<std::string>& args) {
   if (options.show_help) return std::cout << HelpText(), 0;
   if (options.show_version) return std::cout << "horderun " << kVersion << "\n", 0;
   if (options.check_build) return std::cout << DescribeBuild(env), 0;
+  if (options.list_settings) return std::cout << SettingsListing(), 0;
 
   if (options.elastic()) {
     if (options.dry_run)

@@ -1,5 +1,8 @@
 #include "launcher/tuning_flags.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "launcher/numbers.h"
 #include "launcher/usage_error.h"
 
@@ -7,78 +10,102 @@ namespace horde::launcher {
 namespace {
 
 constexpr long long kBytesPerMegabyte = 1 << 20;
-const char* const kLogLevels[] = {"trace", "debug", "info", "warning", "error", "fatal"};
+constexpr long long kLargestInteger = 1LL << 62;
 
-[[noreturn]] void Reject(const TuningFlag& flag, const std::string& value,
+[[noreturn]] void Reject(const Setting& setting, const std::string& value,
                          const std::string& expected) {
-  throw UsageError(flag.flag + " expects " + expected + ", got '" + value + "'");
+  throw UsageError(std::string(setting.flag.name) + " expects " + expected + ", got '" + value +
+                   "'");
 }
 
-std::string CheckedLogLevel(const TuningFlag& flag, const std::string& value) {
-  for (const char* level : kLogLevels) {
-    if (value == level) return value;
+std::string WholeNumber(const Setting& setting, const std::string& value) {
+  auto number = ParseNonNegativeInteger(value, kLargestInteger);
+  if (!number) Reject(setting, value, "a non-negative integer");
+  return std::to_string(*number);
+}
+
+std::string Megabytes(const Setting& setting, const std::string& value) {
+  auto megabytes = ParseNonNegativeInteger(value, kLargestInteger / kBytesPerMegabyte);
+  if (!megabytes) Reject(setting, value, "a non-negative whole number of MB");
+  return std::to_string(*megabytes * kBytesPerMegabyte);
+}
+
+// A plain decimal, 0 or above: the positive numbers, and zero written with digits and a
+// point ("0", "0.0").
+bool IsNonNegativeNumber(const std::string& value) {
+  return ParsePositiveNumber(value) || (value.find('0') != std::string::npos &&
+                                        value.find_first_not_of("0.") == std::string::npos &&
+                                        std::count(value.begin(), value.end(), '.') <= 1);
+}
+
+// A choice as the table writes it, or in lower case; the log levels in lower case only.
+std::string Chosen(const Setting& setting, const std::vector<std::string>& choices,
+                   const std::string& value) {
+  for (const std::string& choice : choices) {
+    std::string lower = choice;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (value == choice || value == lower) return choice;
   }
-  Reject(flag, value, "one of trace, debug, info, warning, error, fatal");
+  Reject(setting, value, ExpectedForm(setting));
+}
+
+// The value checked against the setting's form, as the variable takes it.
+std::string AsVariable(const Setting& setting, const std::string& value) {
+  switch (setting.form) {
+    case SettingForm::kByteCount:
+    case SettingForm::kCount: return WholeNumber(setting, value);
+    case SettingForm::kPositiveNumber:
+      if (!ParsePositiveNumber(value)) Reject(setting, value, ExpectedForm(setting));
+      return value;
+    case SettingForm::kNonNegativeNumber:
+      if (!IsNonNegativeNumber(value)) Reject(setting, value, ExpectedForm(setting));
+      return value;
+    case SettingForm::kSwitch: return "1";
+    case SettingForm::kChoice: return Chosen(setting, setting.choices, value);
+    case SettingForm::kLogLevel: return Chosen(setting, LogLevelNames(), value);
+    case SettingForm::kFileName:
+      if (value.empty()) Reject(setting, value, "a file name");
+      return value;
+  }
+  return value;
 }
 
 }  // namespace
 
-const std::vector<TuningFlag>& TuningFlags() {
-  using Kind = TuningFlag::Kind;
-  static const std::vector<TuningFlag> flags = {
-      {"--fusion-threshold-mb", "HORDE_FUSION_THRESHOLD", Kind::kMegabytes, "MB",
-       "MB per fused buffer; 0 disables fusion"},
-      {"--cycle-time-ms", "HORDE_CYCLE_TIME", Kind::kPositiveNumber, "MS",
-       "milliseconds between negotiation rounds"},
-      {"--cache-capacity", "HORDE_CACHE_CAPACITY", Kind::kCount, "N",
-       "response-cache entries; 0 disables the cache"},
-      {"--timeline-filename", "HORDE_TIMELINE", Kind::kText, "FILE",
-       "write a timeline to this file"},
-      {"--timeline-mark-cycles", "HORDE_TIMELINE_MARK_CYCLES", Kind::kSwitch, "",
-       "mark each negotiation round in the timeline"},
-      {"--autotune", "HORDE_AUTOTUNE", Kind::kSwitch, "", "tune fusion and cycle time online"},
-      {"--autotune-log-file", "HORDE_AUTOTUNE_LOG", Kind::kText, "FILE", "CSV log of autotuning"},
-      {"--stall-check-seconds", "HORDE_STALL_CHECK_TIME_SECONDS", Kind::kPositiveNumber, "SECONDS",
-       "warn about ranks that stall this long"},
-      {"--stall-shutdown-seconds", "HORDE_STALL_SHUTDOWN_TIME_SECONDS", Kind::kCount, "SECONDS",
-       "fail operations stalled this long; 0 never"},
-      {"--hierarchical-allreduce", "HORDE_HIERARCHICAL_ALLREDUCE", Kind::kSwitch, "",
-       "allreduce within nodes, then across them"},
-      {"--log-level", "HORDE_LOG_LEVEL", Kind::kLogLevel, "LEVEL",
-       "trace, debug, info, warning, error or fatal"},
-  };
+std::vector<const Setting*> TuningFlags() {
+  std::vector<const Setting*> flags;
+  for (const Setting& setting : Settings()) {
+    if (setting.flag.name != nullptr) flags.push_back(&setting);
+  }
   return flags;
 }
 
-const TuningFlag* FindTuningFlag(const std::string& flag) {
-  for (const TuningFlag& candidate : TuningFlags()) {
-    if (candidate.flag == flag) return &candidate;
+const Setting* FindTuningFlag(const std::string& flag) {
+  for (const Setting* setting : TuningFlags()) {
+    if (setting->flag.name == flag) return setting;
   }
   return nullptr;
 }
 
-std::string TuningValue(const TuningFlag& flag, const std::string& value) {
-  switch (flag.kind) {
-    case TuningFlag::Kind::kSwitch: return "1";
-    case TuningFlag::Kind::kMegabytes: {
-      auto megabytes = ParseNonNegativeInteger(value, (1LL << 62) / kBytesPerMegabyte);
-      if (!megabytes) Reject(flag, value, "a non-negative whole number of MB");
-      return std::to_string(*megabytes * kBytesPerMegabyte);
-    }
-    case TuningFlag::Kind::kCount: {
-      auto count = ParseNonNegativeInteger(value, 1LL << 62);
-      if (!count) Reject(flag, value, "a non-negative integer");
-      return std::to_string(*count);
-    }
-    case TuningFlag::Kind::kPositiveNumber:
-      if (!ParsePositiveNumber(value)) Reject(flag, value, "a positive number");
-      return value;
-    case TuningFlag::Kind::kText:
-      if (value.empty()) Reject(flag, value, "a file name");
-      return value;
-    case TuningFlag::Kind::kLogLevel: return CheckedLogLevel(flag, value);
+std::string TuningValue(const Setting& setting, const std::string& value) {
+  if (setting.form == SettingForm::kSwitch) return "1";
+  switch (setting.flag.unit) {
+    case FlagUnit::kAsVariable: return AsVariable(setting, value);
+    case FlagUnit::kMegabytes: return Megabytes(setting, value);
+    case FlagUnit::kWholeNumber: return WholeNumber(setting, value);
   }
   return value;
+}
+
+std::string SettingsListing() {
+  std::string listing;
+  for (const Setting& setting : Settings()) {
+    const char* scope = setting.scope == SettingScope::kShared ? "shared" : "per-rank";
+    const char* flag = setting.flag.name != nullptr ? setting.flag.name : "-";
+    listing += VariableName(setting) + "\t" + DocumentedDefault(setting) + "\t" + scope + "\t" +
+               flag + "\t" + setting.help + "\n";
+  }
+  return listing;
 }
 
 }  // namespace horde::launcher

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <variant>
+
+#include "tests/cpp/other_setting_value.h"
 
 namespace horde {
 namespace {
@@ -197,6 +200,86 @@ INSTANTIATE_TEST_SUITE_P(
                       MalformedCase{"HORDE_STALL_CHECK_DISABLE", "true", kSwitch},
                       MalformedCase{"HORDE_STALL_CHECK_DISABLE", "", kSwitch},
                       MalformedCase{"HOROVOD_STALL_CHECK_DISABLE", "2", kSwitch}));
+
+// The rows with a Config field (HORDE_CPU_OPERATIONS is only checked).
+std::vector<const Setting*> BoundSettings() {
+  std::vector<const Setting*> rows;
+  for (const Setting& setting : Settings()) {
+    if (!std::holds_alternative<std::monostate>(setting.field)) rows.push_back(&setting);
+  }
+  return rows;
+}
+
+TEST(ConfigTable, ConfigsDefaultsAreTheTablesDefaults) {
+  const Config defaults;
+  for (const Setting* setting : BoundSettings()) {
+    EXPECT_EQ(SettingText(*setting, defaults), setting->default_value) << VariableName(*setting);
+  }
+}
+
+TEST(ConfigTable, EverySettingParsesItsDefault) {
+  for (const Setting& setting : Settings()) {
+    Config config;
+    Status s = Parse({{VariableName(setting), setting.default_value}}, &config);
+    ASSERT_TRUE(s.ok()) << s.message();
+    for (const Setting* other : BoundSettings()) {
+      EXPECT_EQ(SettingText(*other, config), other->default_value) << VariableName(setting);
+    }
+  }
+}
+
+TEST(ConfigTable, EverySettingRejectsAMalformedValueNamingItsForm) {
+  for (const Setting& setting : Settings()) {
+    if (setting.form == SettingForm::kFileName) continue;  // any text names a file
+    for (const std::string& variable :
+         {VariableName(setting), "HOROVOD_" + std::string(setting.name)}) {
+      Config config;
+      Status s = Parse({{variable, "x?"}}, &config);
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << variable;
+      EXPECT_EQ(s.message(),
+                "invalid value 'x?' for " + variable + ": expected " + ExpectedForm(setting));
+    }
+  }
+}
+
+TEST(ConfigTable, EveryFormSaysWhatItExpectsInTheWordsTheDocsQuote) {
+  const std::map<std::string, std::string> expected = {
+      {"FUSION_THRESHOLD", kInteger},
+      {"CYCLE_TIME", kPositive},
+      {"STALL_SHUTDOWN_TIME_SECONDS", kNonNegative},
+      {"AUTOTUNE", kSwitch},
+      {"LOG_LEVEL", kLevels},
+      {"CPU_OPERATIONS", "MPI (the only CPU backend this build has)"},
+      {"GPU_OPERATIONS", "NCCL or MPI"}};
+  for (const Setting& setting : Settings()) {
+    auto it = expected.find(setting.name);
+    if (it != expected.end()) {
+      EXPECT_EQ(ExpectedForm(setting), it->second) << setting.name;
+    }
+  }
+}
+
+TEST(ConfigTable, EverySettingReadsItsHorovodAliasAndTheHordeNameWins) {
+  for (const Setting* setting : BoundSettings()) {
+    const std::string other = testing::OtherSettingValue(*setting);
+    const std::string alias = "HOROVOD_" + std::string(setting->name);
+    Config from_alias;
+    ASSERT_TRUE(Parse({{alias, other}}, &from_alias).ok()) << alias << "=" << other;
+    EXPECT_EQ(SettingText(*setting, from_alias), other) << alias;
+    Config both;
+    ASSERT_TRUE(
+        Parse({{VariableName(*setting), setting->default_value}, {alias, other}}, &both).ok());
+    EXPECT_EQ(SettingText(*setting, both), setting->default_value) << VariableName(*setting);
+  }
+}
+
+TEST(ConfigTable, ChoicesAreTakenAsWrittenOrInLowerCase) {
+  Config config;
+  ASSERT_TRUE(Parse({{"HORDE_GPU_OPERATIONS", "mpi"}, {"HORDE_LOG_LEVEL", "Info"}}, &config).ok());
+  EXPECT_FALSE(config.gpu_operations_nccl);
+  EXPECT_EQ(config.log_level, LogLevel::kInfo);
+  EXPECT_EQ(Parse({{"HORDE_GPU_OPERATIONS", "Mpi"}}, &config).code(), StatusCode::kInvalidArgument);
+}
 
 }  // namespace
 }  // namespace horde

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/cpp/fake_transport.h"
+#include "tests/cpp/other_setting_value.h"
 
 namespace horde {
 namespace {
@@ -184,6 +185,20 @@ TEST(SharedConfig, BuildLinesRoundTripAndGarbageIsNoBuild) {
   EXPECT_EQ(parsed.host, "host-a");
   for (const std::string garbage : {"", "build", "build\t1\tx\tnone\th", "16777216\n0\n"}) {
     EXPECT_FALSE(BuildIdentity::Parse(garbage, &parsed)) << garbage;
+  }
+}
+
+TEST(SharedConfig, EverySharedRowIsAgreedAndEveryPerRankRowIsNot) {
+  for (const Setting& setting : Settings()) {
+    const std::string other = testing::OtherSettingValue(setting);
+    if (other.empty()) continue;  // nothing to differ in
+    const std::string variable = VariableName(setting);
+    Agreed agreed = Agree({{}, {{variable, other}}});
+    ASSERT_TRUE(agreed.status[1].ok()) << variable << ": " << agreed.status[1].message();
+    const bool shared = setting.scope == SettingScope::kShared;
+    EXPECT_EQ(SettingText(setting, agreed.config[1]), shared ? setting.default_value : other)
+        << variable;
+    EXPECT_EQ(Contains(agreed.log, variable + " differs across ranks"), shared) << agreed.log;
   }
 }
 

@@ -211,6 +211,21 @@ def test_help_version_and_check_build():
     assert re.search(r"^torch: +\d", report.stdout, re.M), report.stdout
 
 
+def test_list_settings_and_help_show_the_same_tuning_flags():
+    run = horderun("--list-settings")
+    assert run.returncode == 0, run.stderr
+    rows = [line.split("\t") for line in run.stdout.splitlines()]
+    assert all(len(row) == 5 and row[0].startswith("HORDE_") for row in rows), run.stdout
+    assert ["HORDE_FUSION_THRESHOLD", "134217728", "shared", "--fusion-threshold-mb"] in \
+        [row[:4] for row in rows]
+    help_text = horderun("--help").stdout
+    tuning = help_text.split("tuning (")[1]
+    for variable, _, _, flag, help_line in rows:
+        if flag != "-":
+            assert re.search(rf"^  {re.escape(flag)}\b.*{re.escape(help_line)}$", tuning, re.M), \
+                f"{variable}: {flag} is not in horderun --help's tuning flags:\n{tuning}"
+
+
 BAD_INPUTS = {
     "np zero": (["-np", "0"], "-np expects a whole number from 1"),
     "np above slots": (["-np", "5", "-H", "localhost:4"],
