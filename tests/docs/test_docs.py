@@ -1,6 +1,7 @@
 """The user documentation works as written: every block marked runnable runs, every
-command block says whether it is run, every relative link resolves, and every error
-message that docs/troubleshooting.md quotes still exists in the source.
+command block says whether it is run, every relative link resolves, every error
+message that docs/troubleshooting.md quotes still exists in the source, and
+docs/configuration.md documents the settings table (horderun --list-settings).
 
     .venv/bin/python -m pytest tests/docs -q -p no:cacheprovider
 
@@ -24,6 +25,8 @@ import markdown_pages as md  # noqa: E402
 SOURCE_DIRS = ["core", "mpi_ops", "gpu_ops", "torch_plugin", "python", "launcher"]
 SOURCE_SUFFIXES = {".cc", ".h", ".cu", ".py"}
 DEFAULT_TIMEOUT = 120
+HORDERUN = md.ROOT / ".venv/bin/horderun"
+CONFIGURATION = md.ROOT / "docs" / "configuration.md"
 
 ALL_BLOCKS = [b for page in md.PAGES for b in md.blocks(page)]
 RUNNABLE = [b for b in ALL_BLOCKS if b.marker == "runnable"]
@@ -34,8 +37,7 @@ def command(block, script):
         return ["bash", "-euo", "pipefail", str(script)]
     python = str(md.ROOT / ".venv/bin/python")
     if "np" in block.options:
-        horderun = str(md.ROOT / ".venv/bin/horderun")
-        return [horderun, "-np", block.options["np"], python, str(script)]
+        return [str(HORDERUN), "-np", block.options["np"], python, str(script)]
     return [python, str(script)]
 
 
@@ -124,3 +126,39 @@ def test_quoted_error_messages_exist_in_the_source():
              for message, line in quoted for piece in md.message_pieces(message)
              if piece not in corpus]
     assert not stale, "quoted messages whose text is no longer in the source:\n" + "\n".join(stale)
+
+
+def settings_table():
+    """{variable: [variable, default, shared|per-rank, flag, help]} from the settings table
+    the runtime and horderun are built from."""
+    run = subprocess.run([str(HORDERUN), "--list-settings"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    rows = [line.split("\t") for line in run.stdout.splitlines()]
+    assert rows and all(len(row) == 5 for row in rows), run.stdout
+    return {row[0]: row for row in rows}
+
+
+def documented_defaults():
+    """{variable: default} from the rows of docs/configuration.md's table of variables."""
+    rows = re.findall(r"^\| `(HORDE_\w+)` \| ([^|]*?) \|", CONFIGURATION.read_text(), re.M)
+    return dict(rows)
+
+
+def test_the_configuration_table_documents_every_setting_with_its_default():
+    table, documented = settings_table(), documented_defaults()
+    problems = [f"{variable} is not documented" for variable in table if variable not in documented]
+    problems += [f"{variable} is documented but is no setting (horderun --list-settings)"
+                 for variable in documented if variable not in table]
+    problems += [f"{variable}: documented default {documented[variable]}, the table's "
+                 f"{table[variable][1]}"
+                 for variable in table
+                 if variable in documented and documented[variable] != table[variable][1]]
+    assert not problems, "docs/configuration.md, ## Variables:\n" + "\n".join(problems)
+
+
+def test_the_configuration_page_names_every_shared_setting():
+    intro = CONFIGURATION.read_text().split("## Variables")[0]
+    missing = [variable for variable, row in settings_table().items()
+               if row[2] == "shared" and f"`{variable}`" not in intro]
+    assert not missing, f"docs/configuration.md's list of shared settings lacks {missing}"
