@@ -82,12 +82,14 @@ void ExpectGathered(const Case& c) {
   const void* gathered = c.op->output->data();
   int64_t at = 0;
   for (int r = 0; r < Size(); ++r) {
-    for (int64_t k = 0; k < NumElements(c.ShapeOn(r)); ++k, ++at) {
+    const int64_t elements = NumElements(c.ShapeOn(r));
+    for (int64_t k = 0; k < elements; ++k, ++at) {
       ASSERT_EQ(LoadElement(c.dtype, gathered, at), c.ValueOf(r, k))
           << c.Name() << ": rank " << r << " [" << k << "]";
     }
   }
-  for (int64_t k = 0; k < NumElements(c.ShapeOn(testing::Rank())); ++k)
+  const int64_t own_elements = NumElements(c.ShapeOn(testing::Rank()));
+  for (int64_t k = 0; k < own_elements; ++k)
     ASSERT_EQ(LoadElement(c.dtype, c.input->data(), k), c.ValueOf(testing::Rank(), k)) << c.Name();
 }
 

@@ -30,24 +30,16 @@ double ProductInput(DataType dtype, int rank, int64_t index) {
   return negative ? -magnitude : magnitude;
 }
 
-bool BoolResult(ReduceOp op, const std::vector<double>& inputs) {
-  // Sum and Max are logical or, Min and Product logical and (mpi_datatypes.cc).
-  const bool all = std::all_of(inputs.begin(), inputs.end(), [](double v) { return v != 0; });
-  const bool any = std::any_of(inputs.begin(), inputs.end(), [](double v) { return v != 0; });
-  return op == ReduceOp::kMin || op == ReduceOp::kProduct ? all : any;
-}
-
-double Reduced(ReduceOp op, const std::vector<double>& inputs) {
-  double result = inputs[0];
-  for (size_t r = 1; r < inputs.size(); ++r) {
-    switch (op) {
-      case ReduceOp::kMin: result = std::min(result, inputs[r]); break;
-      case ReduceOp::kMax: result = std::max(result, inputs[r]); break;
-      case ReduceOp::kProduct: result *= inputs[r]; break;
-      default: result += inputs[r]; break;
-    }
+// Two inputs combined as the reduction combines them. For bool, Sum and Max are logical
+// or, Min and Product logical and (mpi_datatypes.cc): on 0 and 1, max and min.
+double Combined(DataType dtype, ReduceOp op, double a, double b) {
+  const bool logical = dtype == DataType::kBool;
+  switch (op) {
+    case ReduceOp::kMin: return std::min(a, b);
+    case ReduceOp::kMax: return std::max(a, b);
+    case ReduceOp::kProduct: return logical ? std::min(a, b) : a * b;
+    default: return logical ? std::max(a, b) : a + b;
   }
-  return result;
 }
 
 }  // namespace
@@ -72,11 +64,12 @@ double ReductionInput(DataType dtype, ReduceOp op, int rank, int64_t index) {
 
 double ExpectedReduction(DataType dtype, ReduceOp op, int size, int64_t index, double prescale,
                          double postscale) {
-  std::vector<double> inputs;
-  for (int r = 0; r < size; ++r)
-    inputs.push_back(Scaled(dtype, ReductionInput(dtype, op, r, index) * prescale));
-  if (dtype == DataType::kBool) return BoolResult(op, inputs) ? 1 : 0;
-  double result = Reduced(op, inputs);
+  // Folded without allocating: checks call this for every element they compare.
+  double result = Scaled(dtype, ReductionInput(dtype, op, 0, index) * prescale);
+  for (int r = 1; r < size; ++r)
+    result = Combined(dtype, op, result,
+                      Scaled(dtype, ReductionInput(dtype, op, r, index) * prescale));
+  if (dtype == DataType::kBool) return result;  // never scaled
   if (op != ReduceOp::kAverage) return Scaled(dtype, result * postscale);
   if (IsFloatingPoint(dtype)) {
     // One multiplication by postscale / size: in float64 for float64, in float32 (then
