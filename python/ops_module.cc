@@ -46,6 +46,21 @@ py::dict FieldsDict(const Struct& value,
   return out;
 }
 
+// What Horovod's synchronize returns: the output; a list of them for a grouped
+// operation; (output, received_splits) for an alltoall. The wait runs without the GIL.
+py::object Synchronize(HandleId handle) {
+  torch_ops::OperationResult result;
+  {
+    py::gil_scoped_release no_gil;
+    result = torch_ops::WaitOperation(handle);
+  }
+  if (result.grouped) return py::cast(result.outputs);
+  if (result.received_splits.defined()) {
+    return py::make_tuple(result.outputs.at(0), result.received_splits);
+  }
+  return py::cast(result.outputs.at(0));
+}
+
 py::dict StatsDict() {
   using S = RuntimeStats;
   const S stats = torch_ops::Stats();
@@ -142,9 +157,7 @@ PYBIND11_MODULE(_ops, m) {
   m.def("join_async", &torch_ops::JoinAsync, py::arg("last_joined_rank"), py::arg("device") = -1);
   m.def("poll", &torch_ops::Poll, py::arg("handle"));
   m.def("release", &torch_ops::Release, py::arg("handle"));
-  m.def("handle_count", &torch_ops::HandleCount);
-  m.def("in_place_target_count", &torch_ops::InPlaceTargetCount);
-  m.def("synchronize", &torch_ops::Synchronize, py::arg("handle"),
-        py::call_guard<py::gil_scoped_release>());
+  m.def("operation_count", &torch_ops::OperationCount);
+  m.def("synchronize", &Synchronize, py::arg("handle"));
   BindGradientReducer(m);
 }

@@ -76,9 +76,12 @@ HandleId Issue(Batch* batch, bool grouped) {
   return handle;
 }
 
-// Forgets the operation that could not be queued and throws `status`.
+// Ends and forgets the operation that could not be queued (no entry of it will
+// complete it), and throws `status`.
 [[noreturn]] void Abandon(const Batch& batch, HandleId handle, const Status& status) {
-  OperationTable::OfProcess().Release(handle);
+  OperationTable& operations = OperationTable::OfProcess();
+  for (size_t i = 0; i < batch.entries.size(); ++i) operations.Complete(handle, i, status);
+  operations.Release(handle);
   throw Error(InContext(status, batch.context));
 }
 

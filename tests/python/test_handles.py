@@ -61,3 +61,13 @@ def test_a_failed_in_place_op_leaves_its_tensor_and_nothing_behind():
     else:
         assert hvd.synchronize(handle) is tensor
     assert all(count == 0 for count in _handle_table_sizes().values()), _handle_table_sizes()
+
+
+def test_an_operation_refused_at_submission_leaves_nothing_behind():
+    """Refused by the runtime after its tensors were checked: single and grouped alike."""
+    with pytest.raises(ValueError):
+        hvd.allreduce_async(torch.ones(3, dtype=torch.bool), name="handles.refused", op=hvd.Average)
+    with pytest.raises(ValueError):
+        flags = [torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.bool)]
+        hvd.grouped_allreduce_async(flags, name="handles.refused_group", op=hvd.Average)
+    assert all(count == 0 for count in _handle_table_sizes().values()), _handle_table_sizes()
