@@ -72,7 +72,7 @@ void CheckTensor(const at::Tensor& t, const char* role, const std::string& op) {
 }
 
 void BindTensors(const at::Tensor& input, const at::Tensor& output, Request* request,
-              TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view) {
+                 TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view) {
   const std::string op_name = OpTypeName(request->op);
   CheckTensor(input, "input", op_name);
   ThrowIfError(ToHordeType(input.scalar_type(), &request->dtype));
