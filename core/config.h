@@ -50,6 +50,8 @@ struct Config {
   // HORDE_DYNAMIC_PROCESS_SETS: process sets may be added and removed after init(), as
   // Horovod's HOROVOD_DYNAMIC_PROCESS_SETS allows.
   bool dynamic_process_sets = false;
+  // HORDE_STRAGGLER_REPORT: rank 0 logs the straggler report (core/straggler_watch.h).
+  bool straggler_report = true;
 
   static Status FromEnv(const EnvLookup& env, Config* config);
 };

@@ -1,5 +1,6 @@
 #include "core/runtime.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <exception>
@@ -43,7 +44,8 @@ Runtime::Runtime(Config config, Topology topology, std::unique_ptr<Transport> tr
       ops_(std::move(ops)),
       timeline_(timeline ? std::move(timeline) : std::make_shared<Timeline>()),
       negotiator_(transport_.get(), NegotiationSettingsOf(config_, topology_)),
-      pacer_(CycleTime(config_.cycle_time_ms)) {
+      pacer_(CycleTime(config_.cycle_time_ms)),
+      straggler_(topology_.rank, config_.straggler_report) {
   TunableParameters configured{config_.fusion_threshold_bytes, config_.cycle_time_ms,
                                config_.cache_capacity > 0};
   stats_.fusion_threshold_bytes = configured.fusion_threshold_bytes;
@@ -82,6 +84,7 @@ Status Runtime::Enqueue(std::vector<Request>* requests, std::vector<TensorEntry>
   for (size_t i = 0; i < requests->size(); ++i) {
     Request& request = (*requests)[i];
     request.submitted = now;
+    (*entries)[i].submitted = now;
     negotiator_.join().Submitting(&request);
     if (request.name.empty()) {
       request.name = unnamed_.Next(OpTypeName(request.op), &request.numbering_epoch);
@@ -159,6 +162,7 @@ void Runtime::Loop() {
       mine.failure = failure_;
     }
     Status s = negotiator_.RunRound(&mine, &decided);
+    const SteadyTime decided_at = std::chrono::steady_clock::now();
     if (!s.ok()) {
       exit_status = Status::Internal("horde stopped: negotiation with the other ranks failed: " +
                                      s.message());
@@ -176,11 +180,21 @@ void Runtime::Loop() {
       timeline_->ActivityStart(response.names, "QUEUE");
     }
     round_bytes_ = 0;
+    round_latest_submission_ = SteadyTime();
     for (const auto& response : decided.responses) Execute(response);
     if (autotuner_) Tune();
     if (decided.shutdown) {
       if (!decided.shutdown_reason.empty()) exit_status = Status::Aborted(decided.shutdown_reason);
       break;
+    }
+    if (!decided.responses.empty()) {
+      s = straggler_.EndRound(round_latest_submission_, decided_at, transport_.get());
+      if (!s.ok()) {
+        exit_status = Status::Internal(
+            "horde stopped: exchanging waits with the other ranks failed: " + s.message());
+        HORDE_LOG(kError) << exit_status.message();
+        break;
+      }
     }
     const bool progressed = submitted || !decided.responses.empty();
     wait = pacer_.Next(progressed, negotiator_.has_undecided());
@@ -264,6 +278,7 @@ void Runtime::Record(const Response& response, const std::vector<TensorEntry>& e
   }
   auto op = static_cast<size_t>(response.op);
   for (const auto& entry : entries) {
+    round_latest_submission_ = std::max(round_latest_submission_, entry.submitted);
     if (!entry.input) continue;  // an identity a joined rank could not make
     ++stats_.tensors[op];
     stats_.bytes[op] += entry.input->size_bytes();

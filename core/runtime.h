@@ -11,6 +11,7 @@
 #include "core/op_registry.h"
 #include "core/round_pacer.h"
 #include "core/runtime_stats.h"
+#include "core/straggler_watch.h"
 #include "core/tensor_queue.h"
 #include "core/timeline.h"
 #include "core/topology.h"
@@ -73,6 +74,8 @@ class Runtime {
   const Topology& topology() const { return topology_; }
   const Config& config() const { return config_; }
   RuntimeStats stats() const;
+  // Which rank the others wait for, over the last window of rounds (see StragglerWatch).
+  StragglerReport straggler_report() const { return straggler_.report(); }
 
  private:
   void Loop();
@@ -101,8 +104,10 @@ class Runtime {
   UnnamedNumbering unnamed_;
   std::unique_ptr<Autotuner> autotuner_;  // null unless HORDE_AUTOTUNE=1
   uint64_t applied_choice_ = 0;
-  int64_t round_bytes_ = 0;             // background thread only: bytes this round reduced
-  std::vector<TensorEntry> executing_;  // background thread only: Execute()'s, reused
+  int64_t round_bytes_ = 0;
+  SteadyTime round_latest_submission_{};  // background thread only: of this round's entries
+  StragglerWatch straggler_;              // background thread only: bytes this round reduced
+  std::vector<TensorEntry> executing_;    // background thread only: Execute()'s, reused
   mutable std::mutex stats_mu_;
   RuntimeStats stats_;
   std::thread loop_;

@@ -82,6 +82,9 @@ std::vector<Setting> MakeSettings() {
       // collective.
       {"DYNAMIC_PROCESS_SETS", Form::kSwitch, "0", kShared, Field<&Config::dynamic_process_sets>(),
        kNoFlag, "1 allows adding and removing process sets after init()"},
+      // Per rank: only rank 0 logs the report (every rank exchanges its waits either way).
+      {"STRAGGLER_REPORT", Form::kSwitch, "1", kPerRank, Field<&Config::straggler_report>(),
+       kNoFlag, "1 logs (info) the rank the others wait for, at most once a minute"},
   };
 }
 

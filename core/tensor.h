@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -60,6 +61,9 @@ struct TensorEntry {
   // GPU tensors: when the input's values are final on the device (null: already final,
   // or nobody recorded it; the GPU ops then order after the device's legacy stream).
   std::shared_ptr<ReadyEvent> ready_event;
+  // When this rank submitted it (stamped by the runtime): how long it then waited for the
+  // other ranks is what the straggler report compares (core/straggler_watch.h).
+  std::chrono::steady_clock::time_point submitted{};
 };
 
 // Ends an entry: lets go of its tensors, then runs its callback with `status`. Every

@@ -61,6 +61,24 @@ py::object Synchronize(HandleId handle) {
   return py::cast(result.outputs.at(0));
 }
 
+// The straggler report as hvd.straggler_report() returns it: "straggler" is the rank
+// the others wait for, or None; the rest describe the rank last most often (None before
+// the first window, or when no rank was last).
+py::dict StragglerDict() {
+  const StragglerReport r = torch_ops::Straggler();
+  py::dict out;
+  out["straggler"] = r.straggler >= 0 ? py::cast(r.straggler) : py::none();
+  out["most_often_last"] = r.most_often_last >= 0 ? py::cast(r.most_often_last) : py::none();
+  out["host"] = r.most_often_last >= 0 ? py::cast(r.host) : py::none();
+  out["share_last"] = r.share_last;
+  out["lag_median_ms"] = r.lag_median_ms;
+  out["lag_p90_ms"] = r.lag_p90_ms;
+  out["cost_to_others"] = r.cost_to_others;
+  out["rounds"] = r.rounds;
+  out["window_seconds"] = r.window_seconds;
+  return out;
+}
+
 py::dict StatsDict() {
   using S = RuntimeStats;
   const S stats = torch_ops::Stats();
@@ -120,6 +138,7 @@ PYBIND11_MODULE(_ops, m) {
   m.def("is_initialized", &torch_ops::IsInitialized);
   m.def("topology", &TopologyDict);
   m.def("runtime_stats", &StatsDict);
+  m.def("straggler_report", &StragglerDict);
   m.def("mpi_threads_supported", &torch_ops::MpiThreadsSupported);
   m.def("gpu_built", &gpu::GpuOpsBuilt);
   m.def("nccl_version_built", &gpu::NcclVersionBuilt);

@@ -179,6 +179,8 @@ Topology CurrentTopology() { return RequireRuntime()->topology(); }
 
 RuntimeStats Stats() { return RequireRuntime()->stats(); }
 
+StragglerReport Straggler() { return RequireRuntime()->straggler_report(); }
+
 void StartTimeline(const std::string& path, bool mark_cycles) {
   ThrowIfError(RequireRuntime()->StartTimeline(path, mark_cycles));
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/runtime_stats.h"
+#include "core/straggler_report.h"
 #include "core/topology.h"
 #include "horde/error.h"
 #include "torch_plugin/operation_table.h"
@@ -33,6 +34,8 @@ bool IsInitialized();
 // This process's place in the job; throws if horde is not initialized.
 Topology CurrentTopology();
 RuntimeStats Stats();
+// Which rank the others wait for (see core/straggler_report.h).
+StragglerReport Straggler();
 bool MpiThreadsSupported();
 // Rank 0 records a timeline to `path` (see core/timeline.h); other ranks do nothing.
 void StartTimeline(const std::string& path, bool mark_cycles);

@@ -163,3 +163,13 @@ class HordeBasics:
         """Counters since init(): negotiation rounds, responses executed, fused responses and
         tensors, and per collective the tensors and bytes this rank contributed."""
         return self._ops.runtime_stats()
+
+    def straggler_report(self):
+        """Which rank the other ranks wait for, over the last window of 64 rounds that ran
+        collectives: a dict whose ``"straggler"`` is that rank, or None when no rank is
+        last in more than half the rounds while costing the others more than 5% of their
+        time; ``"most_often_last"`` and its ``"host"``, ``"share_last"`` (of the rounds),
+        ``"lag_median_ms"`` and ``"lag_p90_ms"`` (how much later than the next rank it
+        arrived), ``"cost_to_others"`` (the others' time spent waiting for it, as a share
+        of the window), ``"rounds"`` and ``"window_seconds"``. The same on every rank."""
+        return self._ops.straggler_report()

@@ -20,7 +20,7 @@ from horde.torch.mpi_ops import (
     init, is_homogeneous, is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled,
     mpi_threads_supported, nccl_built, poll, rank, reducescatter, reducescatter_async,
     rocm_built, runtime_stats, shutdown, size, start_timeline, stop_timeline,
-    sparse_allreduce_async, synchronize,
+    sparse_allreduce_async, straggler_report, synchronize,
 )
 from horde.torch.optimizer import DistributedOptimizer
 from horde.torch.sync_batch_norm import SyncBatchNorm

@@ -26,6 +26,7 @@ gloo_enabled = _basics.gloo_enabled
 ccl_built = _basics.ccl_built
 ddl_built = _basics.ddl_built
 runtime_stats = _basics.runtime_stats
+straggler_report = _basics.straggler_report
 add_process_set = _basics.add_process_set
 remove_process_set = _basics.remove_process_set
 start_timeline = _basics.start_timeline

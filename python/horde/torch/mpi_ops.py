@@ -27,7 +27,7 @@ from horde.torch.basics import (
     gloo_enabled, init,
     is_homogeneous, is_initialized, local_rank, local_size, mpi_built, mpi_enabled,
     mpi_threads_supported, nccl_built, rank, remove_process_set, rocm_built, runtime_stats,
-    shutdown, size, start_timeline, stop_timeline,
+    shutdown, size, start_timeline, stop_timeline, straggler_report,
 )
 from horde.torch.broadcast_ops import (
     HordeBroadcast, broadcast, broadcast_, broadcast_async, broadcast_async_,

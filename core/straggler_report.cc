@@ -1,0 +1,154 @@
+#include "core/straggler_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace horde {
+namespace {
+
+struct RankWindow {
+  std::string host;
+  double seconds = 0;
+  std::vector<double> waits;  // < 0: took no part
+};
+
+bool ParseWindow(const std::string& text, RankWindow* window) {
+  std::istringstream in(text);
+  if (!std::getline(in, window->host) || !(in >> window->seconds)) return false;
+  for (double wait; in >> wait;) window->waits.push_back(wait);
+  return in.eof();
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size()))) - 1;
+  return values[std::min(i, values.size() - 1)];
+}
+
+// Round k's last rank (-1: a tie, or fewer than two ranks took part), how much later
+// than the next one it arrived, and the others' mean wait for it.
+int LastRank(const std::vector<RankWindow>& ranks, size_t k, double* lag, double* others_wait) {
+  int last = -1;
+  double least = 0, total = 0;
+  int taking_part = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const double wait = ranks[r].waits[k];
+    if (wait < 0) continue;
+    ++taking_part;
+    total += wait;
+    if (last < 0 || wait < least) {
+      least = wait;
+      last = static_cast<int>(r);
+    }
+  }
+  if (taking_part < 2) return -1;
+  double second = -1;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const double wait = ranks[r].waits[k];
+    if (wait >= 0 && static_cast<int>(r) != last && (second < 0 || wait < second)) second = wait;
+  }
+  *lag = second - least;
+  *others_wait = (total - least) / (taking_part - 1) - least;
+  return *lag < kTieSeconds ? -1 : last;
+}
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
+}  // namespace
+
+void StragglerWindow::AddRound(double wait_seconds, double now_seconds) {
+  if (started_seconds_ < 0) started_seconds_ = now_seconds;
+  last_seconds_ = now_seconds;
+  waits_.push_back(wait_seconds);
+}
+
+std::string StragglerWindow::TakeEncoded(const std::string& host) {
+  std::string text = host + "\n" + Number(last_seconds_ - started_seconds_) + "\n";
+  for (double wait : waits_) text += Number(wait) + " ";
+  waits_.clear();
+  // The next window starts where this one ended, so no time between them is lost.
+  started_seconds_ = last_seconds_;
+  return text;
+}
+
+StragglerReport AnalyzeWaits(const std::vector<std::string>& encoded_by_rank) {
+  std::vector<RankWindow> ranks(encoded_by_rank.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (!ParseWindow(encoded_by_rank[r], &ranks[r])) return {};
+    if (ranks[r].waits.size() != ranks[0].waits.size()) return {};
+  }
+  StragglerReport report;
+  if (ranks.size() < 2 || ranks[0].waits.empty()) return report;
+  const size_t rounds = ranks[0].waits.size();
+  std::vector<int> last_count(ranks.size(), 0);
+  std::vector<std::vector<double>> lags(ranks.size());
+  std::vector<double> cost(ranks.size(), 0);
+  for (size_t k = 0; k < rounds; ++k) {
+    double lag = 0, others_wait = 0;
+    const int last = LastRank(ranks, k, &lag, &others_wait);
+    if (last < 0) continue;
+    ++last_count[last];
+    lags[last].push_back(lag);
+    cost[last] += others_wait;
+  }
+  const int most = static_cast<int>(std::max_element(last_count.begin(), last_count.end()) -
+                                    last_count.begin());
+  report.rounds = static_cast<int64_t>(rounds);
+  report.window_seconds = ranks[0].seconds;
+  if (last_count[most] == 0) return report;
+  report.most_often_last = most;
+  report.host = ranks[most].host;
+  report.share_last = static_cast<double>(last_count[most]) / static_cast<double>(rounds);
+  report.lag_median_ms = Percentile(lags[most], 0.5) * 1e3;
+  report.lag_p90_ms = Percentile(lags[most], 0.9) * 1e3;
+  report.cost_to_others = report.window_seconds > 0 ? cost[most] / report.window_seconds : 0;
+  if (report.share_last > kStragglerShare && report.cost_to_others > kStragglerCost) {
+    report.straggler = most;
+  }
+  return report;
+}
+
+std::string EncodeReport(const StragglerReport& r) {
+  return std::to_string(r.straggler) + "\t" + std::to_string(r.most_often_last) + "\t" + r.host +
+         "\t" + Number(r.share_last) + "\t" + Number(r.lag_median_ms) + "\t" +
+         Number(r.lag_p90_ms) + "\t" + Number(r.cost_to_others) + "\t" + std::to_string(r.rounds) +
+         "\t" + Number(r.window_seconds);
+}
+
+bool DecodeReport(const std::string& text, StragglerReport* report) {
+  std::istringstream in(text);
+  StragglerReport r;
+  std::string field;
+  auto next = [&](auto* value) {
+    if (!std::getline(in, field, '\t')) return false;
+    std::istringstream parse(field);
+    return static_cast<bool>(parse >> *value);
+  };
+  if (!next(&r.straggler) || !next(&r.most_often_last) || !std::getline(in, r.host, '\t') ||
+      !next(&r.share_last) || !next(&r.lag_median_ms) || !next(&r.lag_p90_ms) ||
+      !next(&r.cost_to_others) || !next(&r.rounds) || !next(&r.window_seconds)) {
+    return false;
+  }
+  *report = r;
+  return true;
+}
+
+std::string DescribeStraggler(const StragglerReport& r) {
+  char text[320];
+  std::snprintf(text, sizeof(text),
+                "rank %d (host %s) arrived last in %.0f%% of the last %lld rounds, by %.1f ms "
+                "(median; p90 %.1f ms): the other ranks spent %.0f%% of their time waiting for it",
+                r.most_often_last, r.host.c_str(), r.share_last * 100,
+                static_cast<long long>(r.rounds), r.lag_median_ms, r.lag_p90_ms,
+                r.cost_to_others * 100);
+  return text;
+}
+
+}  // namespace horde

@@ -1,0 +1,70 @@
+"""The straggler report: the rank that arrives last in most rounds, named with its host,
+how often and by how much it is late, and what that costs the others; None when the
+ranks arrive together. Rank 0 also logs it (info) when HORDE_STRAGGLER_REPORT is on."""
+
+import socket
+import time
+
+import pytest
+import torch
+
+import horde.torch as hvd
+from _child_job import mpirun
+
+WINDOW_ROUNDS = 64
+
+
+def run_steps(steps, sleep_seconds):
+    """`steps` steps of one cached allreduce (one round each) after each rank's 'compute'."""
+    tensor = torch.ones(8)
+    for _ in range(steps):
+        time.sleep(sleep_seconds(hvd.rank()))
+        hvd.allreduce(tensor, name="straggler.step", op=hvd.Sum)
+
+
+@pytest.mark.skipif(hvd.size() == 1, reason="a straggler needs other ranks to wait for it")
+def test_a_rank_that_sleeps_every_step_is_the_straggler_on_every_rank():
+    slow = hvd.size() - 1
+    # Two windows: the last full one lies inside these steps whatever ran before.
+    run_steps(2 * WINDOW_ROUNDS + 4, lambda rank: 0.015 if rank == slow else 0.0)
+    report = hvd.straggler_report()
+    assert report["straggler"] == slow, report
+    assert report["most_often_last"] == slow and report["host"] == socket.gethostname(), report
+    assert report["share_last"] > 0.9, report
+    assert 10 < report["lag_median_ms"] <= report["lag_p90_ms"] < 200, report
+    assert report["cost_to_others"] > 0.5, report
+    assert report["rounds"] == WINDOW_ROUNDS, report
+    every_rank = hvd.allgather_object(report)
+    assert all(r == report for r in every_rank), every_rank
+
+
+@pytest.mark.skipif(hvd.size() == 1, reason="a straggler needs other ranks to wait for it")
+def test_ranks_that_arrive_together_have_no_straggler():
+    # The same 'compute' on every rank: no rank keeps the others waiting for long.
+    run_steps(2 * WINDOW_ROUNDS + 4, lambda rank: 0.01)
+    report = hvd.straggler_report()
+    assert report["straggler"] is None, report
+    assert report["rounds"] == WINDOW_ROUNDS, report
+
+
+@pytest.mark.skipif(hvd.size() != 1, reason="starts a 2-rank job of its own")
+def test_rank_0_logs_the_straggler_at_info_level_and_not_when_turned_off(run_python):
+    code = """
+    import time
+    import torch
+    import horde.torch as hvd
+    hvd.init()
+    for _ in range(70):
+        time.sleep(0.015 if hvd.rank() == 1 else 0.0)
+        hvd.allreduce(torch.ones(4), name="step", op=hvd.Sum)
+    print("report", hvd.rank(), hvd.straggler_report()["straggler"])
+    """
+    out, err = run_python(code, env={"HORDE_LOG_LEVEL": "info"}, launcher=mpirun(2),
+                          with_stderr=True)
+    assert "report 0 1" in out and "report 1 1" in out, out
+    assert "straggler: rank 1 (host " in err and "arrived last in" in err, err
+    assert "of the last 64 rounds" in err, err
+    out, err = run_python(code, env={"HORDE_LOG_LEVEL": "info", "HORDE_STRAGGLER_REPORT": "0"},
+                          launcher=mpirun(2), with_stderr=True)
+    assert "report 0 1" in out, out
+    assert "straggler:" not in err, err
