@@ -57,7 +57,8 @@ def test_rank_0_logs_the_straggler_at_info_level_and_not_when_turned_off(run_pyt
     for _ in range(70):
         time.sleep(0.015 if hvd.rank() == 1 else 0.0)
         hvd.allreduce(torch.ones(4), name="step", op=hvd.Sum)
-    print("report", hvd.rank(), hvd.straggler_report()["straggler"])
+    # One write per line: the two ranks' output shares one pipe.
+    print(f"report {hvd.rank()} {hvd.straggler_report()['straggler']}", flush=True)
     """
     out, err = run_python(code, env={"HORDE_LOG_LEVEL": "info"}, launcher=mpirun(2),
                           with_stderr=True)
