@@ -61,18 +61,18 @@ def rank_tensor(request):
 
 @pytest.fixture
 def run_python():
-    """run_python(code, env={}, launcher=(), with_stderr=False): runs ``code`` in a fresh
-    Python (under the ``launcher`` command, e.g. mpirun, if given) and returns its stdout,
-    or (stdout, stderr) with ``with_stderr``; fails the test if it exits non-zero or runs
-    over 60 s. The child gets this environment without the outer MPI job's variables (a
+    """run_python(code, env={}, launcher=(), with_stderr=False, timeout=60): runs ``code``
+    in a fresh Python (under the ``launcher`` command, e.g. mpirun, if given) and returns
+    its stdout, or (stdout, stderr) with ``with_stderr``; fails the test if it exits
+    non-zero or runs over ``timeout`` seconds. The child gets this environment without the outer MPI job's variables (a
     child that saw them would try to join that job) and without horde settings, plus
     ``env``."""
     from _child_job import child_environment
 
-    def run(code, env=None, launcher=(), with_stderr=False):
+    def run(code, env=None, launcher=(), with_stderr=False, timeout=60):
         child_env = child_environment(**(env or {}))
         done = subprocess.run([*launcher, sys.executable, "-c", textwrap.dedent(code)],
-                              env=child_env, capture_output=True, text=True, timeout=60)
+                              env=child_env, capture_output=True, text=True, timeout=timeout)
         assert done.returncode == 0, f"exit code {done.returncode}\n{done.stdout}\n{done.stderr}"
         return (done.stdout, done.stderr) if with_stderr else done.stdout
 
