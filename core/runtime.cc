@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <exception>
 
 #include "core/logging.h"
@@ -122,8 +123,14 @@ void Runtime::Shutdown() {
 
 Status Runtime::StartTimeline(const std::string& path, bool mark_cycles) {
   if (path.empty()) return Status::InvalidArgument("start_timeline: the file path is empty");
-  if (topology_.rank != 0) return Status::Ok();
-  return timeline_->Start(path, mark_cycles);
+  // With "{rank}" in the path every rank writes its own file; otherwise rank 0 alone.
+  const size_t placeholder = path.find(kTimelineRankPlaceholder);
+  if (placeholder == std::string::npos) {
+    return topology_.rank == 0 ? timeline_->Start(path, mark_cycles) : Status::Ok();
+  }
+  std::string own = path;
+  own.replace(placeholder, std::strlen(kTimelineRankPlaceholder), std::to_string(topology_.rank));
+  return timeline_->Start(own, mark_cycles);
 }
 
 Status Runtime::StopTimeline() { return timeline_->Stop(); }
@@ -149,13 +156,16 @@ void Runtime::Loop() {
   ResponseList decided;
   while (true) {
     queue_.WaitForWork(wait, pacer_.spin());
+    const SteadyTime round_started = std::chrono::steady_clock::now();
     timeline_->MarkCycle();
     if (autotuner_ && topology_.rank == 0) negotiator_.set_coordinator_word(autotuner_->choice());
     // The epoch first: every numbered request of an earlier epoch is in the queue by now.
     mine.numbering_epoch = unnamed_.epoch();
     queue_.TakeNewRequests(&mine.requests);
     const bool submitted = !mine.requests.empty();
-    for (const auto& r : mine.requests) timeline_->NegotiateStart(r.name, r.op);
+    for (const auto& r : mine.requests) {
+      timeline_->NegotiateStart(r.name, r.op, r.submitted, round_started);
+    }
     mine.shutdown = shutdown_requested_.load();
     if (mine.shutdown) {
       std::lock_guard<std::mutex> lock(failure_mu_);
@@ -176,7 +186,7 @@ void Runtime::Loop() {
       stats_.cache_hits = negotiator_.fast_path_responses();
     }
     for (const auto& response : decided.responses) {
-      for (const auto& name : response.names) timeline_->NegotiateEnd(name);
+      for (const auto& name : response.names) timeline_->NegotiateEnd(name, round_started);
       timeline_->ActivityStart(response.names, "QUEUE");
     }
     round_bytes_ = 0;
@@ -188,7 +198,9 @@ void Runtime::Loop() {
       break;
     }
     if (!decided.responses.empty()) {
-      s = straggler_.EndRound(round_latest_submission_, decided_at, transport_.get());
+      bool reported = false;
+      s = straggler_.EndRound(round_latest_submission_, decided_at, transport_.get(), &reported);
+      if (reported) timeline_->Note("STRAGGLER_REPORT", StragglerReportJson(straggler_.report()));
       if (!s.ok()) {
         exit_status = Status::Internal(
             "horde stopped: exchanging waits with the other ranks failed: " + s.message());

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/timeline_writer.h"
+
 namespace horde {
 namespace {
 
@@ -120,6 +122,20 @@ std::string EncodeReport(const StragglerReport& r) {
          "\t" + Number(r.share_last) + "\t" + Number(r.lag_median_ms) + "\t" +
          Number(r.lag_p90_ms) + "\t" + Number(r.cost_to_others) + "\t" + std::to_string(r.rounds) +
          "\t" + Number(r.window_seconds);
+}
+
+std::string StragglerReportJson(const StragglerReport& r) {
+  auto rank = [](int value) { return value < 0 ? std::string("null") : std::to_string(value); };
+  std::string json = "{\"straggler\":" + rank(r.straggler) +
+                     ",\"most_often_last\":" + rank(r.most_often_last) + ",\"host\":";
+  AppendJsonString(r.host, &json);
+  json += ",\"share_last\":" + Number(r.share_last) +
+          ",\"lag_median_ms\":" + Number(r.lag_median_ms) +
+          ",\"lag_p90_ms\":" + Number(r.lag_p90_ms) +
+          ",\"cost_to_others\":" + Number(r.cost_to_others) +
+          ",\"rounds\":" + std::to_string(r.rounds) +
+          ",\"window_seconds\":" + Number(r.window_seconds) + "}";
+  return json;
 }
 
 bool DecodeReport(const std::string& text, StragglerReport* report) {

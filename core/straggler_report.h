@@ -60,6 +60,10 @@ StragglerReport AnalyzeWaits(const std::vector<std::string>& encoded_by_rank);
 std::string EncodeReport(const StragglerReport& report);
 bool DecodeReport(const std::string& text, StragglerReport* report);
 
+// The report as a JSON object (the timeline's STRAGGLER_REPORT event), with the fields
+// of StragglerReport; "straggler" and "most_often_last" are null when -1.
+std::string StragglerReportJson(const StragglerReport& report);
+
 // One line for the log, e.g. "rank 1 (host a) arrived last in 97% of the last 64 rounds,
 // by 20.1 ms (median; p90 21.0 ms): the other ranks spent 45% of their time waiting for
 // it".

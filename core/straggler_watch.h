@@ -25,9 +25,9 @@ class StragglerWatch {
   // A round that executed collectives, decided at `decided`; `latest_submission`: the
   // latest of this rank's submissions among them (the clock's epoch: none of its own,
   // a joined rank). Collective over `transport` once the window is full, which every
-  // rank reaches in the same round.
+  // rank reaches in the same round; `*reported` says whether it made a new report.
   Status EndRound(Clock::time_point latest_submission, Clock::time_point decided,
-                  Transport* transport);
+                  Transport* transport, bool* reported);
 
   // The last window's report; an empty one (rounds 0) before the first.
   StragglerReport report() const;

@@ -10,6 +10,7 @@ namespace horde {
 namespace {
 
 constexpr const char* kNegotiatePhase = "NEGOTIATE";
+constexpr const char* kWaitingPhase = "WAITING_FOR_RANKS";
 constexpr const char* kCycleMarker = "CYCLE_START";
 constexpr const char* kDroppedMarker = "DROPPED_EVENTS";
 
@@ -39,7 +40,7 @@ Status Timeline::Start(const std::string& path, bool mark_cycles) {
   std::lock_guard<std::mutex> lock(mutex_);
   writer_ = std::move(writer);
   mark_cycles_ = mark_cycles;
-  start_time_ = std::chrono::steady_clock::now();
+  start_time_ = Clock::now();
   rows_.clear();
   open_events_ = 0;
   dropped_ = 0;
@@ -59,7 +60,7 @@ std::unique_ptr<TimelineWriter> Timeline::DetachWriter() {
   for (auto& entry : rows_) {
     Row& row = entry.second;
     ClosePhase(&row);
-    if (row.operation_open) EndOpen(row.tid);
+    if (row.operation_open) EndOpen(&row, NowMicros());
     row.operation_open = false;
   }
   writer_->Push({TimelineEvent::Kind::kInstant, 0, NowMicros(), kDroppedMarker, dropped_});
@@ -76,10 +77,11 @@ int64_t Timeline::dropped_events() const {
   return dropped_;
 }
 
-int64_t Timeline::NowMicros() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                               start_time_)
-      .count();
+int64_t Timeline::NowMicros() const { return MicrosAt(Clock::now()); }
+
+int64_t Timeline::MicrosAt(Clock::time_point time) const {
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(time - start_time_).count());
 }
 
 Timeline::Row* Timeline::FindOrAddRow(const std::string& name) {
@@ -104,27 +106,48 @@ bool Timeline::TryPushWithRoom(TimelineEvent event, size_t closing_events) {
   return true;
 }
 
-bool Timeline::TryBegin(int32_t tid, std::string label) {
+bool Timeline::TryBegin(Row* row, std::string label, int64_t ts_us) {
+  ts_us = std::max(ts_us, row->last_us);
   // Room for this event and for its closing event, which must never be refused.
-  if (!TryPushWithRoom({TimelineEvent::Kind::kBegin, tid, NowMicros(), std::move(label)}, 1)) {
+  if (!TryPushWithRoom({TimelineEvent::Kind::kBegin, row->tid, ts_us, std::move(label)}, 1)) {
     return false;
   }
+  row->last_us = ts_us;
   ++open_events_;
   return true;
 }
 
-void Timeline::EndOpen(int32_t tid) {
-  writer_->Push({TimelineEvent::Kind::kEnd, tid, NowMicros(), std::string()});
+void Timeline::EndOpen(Row* row, int64_t ts_us) {
+  row->last_us = std::max(ts_us, row->last_us);
+  writer_->Push({TimelineEvent::Kind::kEnd, row->tid, row->last_us, std::string()});
   --open_events_;
 }
 
+void Timeline::PushPhase(Row* row, const char* label, int64_t from_us, int64_t to_us) {
+  if (TryBegin(row, label, from_us)) EndOpen(row, to_us);
+}
+
+void Timeline::WriteNegotiation(Row* row, int64_t deciding_round_us, int64_t end_us) {
+  row->negotiating = false;
+  int64_t from = std::max(row->negotiate_start_us, row->last_us);
+  if (deciding_round_us > row->taken_round_us && deciding_round_us > from) {
+    PushPhase(row, kWaitingPhase, from, deciding_round_us);
+    from = deciding_round_us;
+  }
+  PushPhase(row, kNegotiatePhase, from, end_us);
+}
+
 void Timeline::ClosePhase(Row* row) {
+  // A negotiation cut short (Stop, or a new operation on a name whose last one failed):
+  // how much of it was waiting is unknown, so it is all NEGOTIATE.
+  if (row->negotiating) WriteNegotiation(row, row->taken_round_us, NowMicros());
   if (!row->phase_open) return;
-  EndOpen(row->tid);
+  EndOpen(row, NowMicros());
   row->phase_open = false;
 }
 
-void Timeline::NegotiateStart(const std::string& name, OpType op) {
+void Timeline::NegotiateStart(const std::string& name, OpType op, Clock::time_point submitted,
+                              Clock::time_point round_started) {
   if (!active()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!active()) return;
@@ -132,17 +155,20 @@ void Timeline::NegotiateStart(const std::string& name, OpType op) {
   if (row == nullptr) return;
   // A name whose last operation never ended (it failed before End): close it first.
   ClosePhase(row);
-  if (row->operation_open) EndOpen(row->tid);
-  row->operation_open = TryBegin(row->tid, OperationLabel(op));
-  if (row->operation_open) row->phase_open = TryBegin(row->tid, kNegotiatePhase);
+  if (row->operation_open) EndOpen(row, NowMicros());
+  row->operation_open = TryBegin(row, OperationLabel(op), MicrosAt(submitted));
+  row->negotiating = row->operation_open;
+  row->negotiate_start_us = row->last_us;
+  row->taken_round_us = MicrosAt(round_started);
 }
 
-void Timeline::NegotiateEnd(const std::string& name) {
+void Timeline::NegotiateEnd(const std::string& name, Clock::time_point deciding_round_started) {
   if (!active()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!active()) return;
   auto found = rows_.find(name);
-  if (found != rows_.end()) ClosePhase(&found->second);
+  if (found == rows_.end() || !found->second.negotiating) return;
+  WriteNegotiation(&found->second, MicrosAt(deciding_round_started), NowMicros());
 }
 
 // Opens phase `label` on `name`'s open operation, closing the phase before it.
@@ -151,7 +177,7 @@ void Timeline::StartPhase(const std::string& name, std::string_view label) {
   if (found == rows_.end() || !found->second.operation_open) return;  // began before Start()
   Row& row = found->second;
   ClosePhase(&row);
-  row.phase_open = TryBegin(row.tid, std::string(label));
+  row.phase_open = TryBegin(&row, std::string(label), NowMicros());
 }
 
 void Timeline::ActivityStart(const std::vector<std::string>& names, std::string_view activity) {
@@ -179,7 +205,7 @@ void Timeline::End(const std::string& name) {
   if (found == rows_.end() || !found->second.operation_open) return;
   Row& row = found->second;
   ClosePhase(&row);
-  EndOpen(row.tid);
+  EndOpen(&row, NowMicros());
   row.operation_open = false;
 }
 
@@ -188,6 +214,15 @@ void Timeline::MarkCycle() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!active() || !mark_cycles_) return;
   TryPushWithRoom({TimelineEvent::Kind::kInstant, 0, NowMicros(), kCycleMarker}, 0);
+}
+
+void Timeline::Note(std::string_view label, std::string args_json) {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active()) return;
+  TimelineEvent event{TimelineEvent::Kind::kInstant, 0, NowMicros(), std::string(label)};
+  event.args_json = std::move(args_json);
+  TryPushWithRoom(std::move(event), 0);
 }
 
 }  // namespace horde

@@ -13,23 +13,6 @@ namespace {
 // Every event is on process 1; pid 0 reads as the idle task in some viewers.
 constexpr const char* kPid = "1";
 
-void AppendJsonString(const std::string& text, std::string* out) {
-  out->push_back('"');
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out->append(escaped);
-    } else {
-      out->push_back(static_cast<char>(c));
-    }
-  }
-  out->push_back('"');
-}
-
 // Appends `"ph":"X","ts":T,"pid":1,"tid":N` (ts only when the event has one).
 void AppendPlace(const char* phase, const TimelineEvent& event, bool with_ts, std::string* out) {
   out->append("\"ph\":\"").append(phase).append("\",");
@@ -48,6 +31,23 @@ void AppendRowName(const TimelineEvent& event, std::string* out) {
 }
 
 }  // namespace
+
+void AppendJsonString(const std::string& text, std::string* out) {
+  out->push_back('"');
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out->append(escaped);
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+  }
+  out->push_back('"');
+}
 
 void AppendTimelineEventJson(const TimelineEvent& event, std::string* out) {
   switch (event.kind) {
@@ -68,7 +68,9 @@ void AppendTimelineEventJson(const TimelineEvent& event, std::string* out) {
       AppendJsonString(event.label, out);
       out->append(",\"s\":\"g\",");
       AppendPlace("i", event, true, out);
-      if (event.count >= 0) {
+      if (!event.args_json.empty()) {
+        out->append(",\"args\":").append(event.args_json);
+      } else if (event.count >= 0) {
         out->append(",\"args\":{\"count\":").append(std::to_string(event.count)).append("}");
       }
       out->append("}");

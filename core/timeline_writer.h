@@ -19,7 +19,8 @@ struct TimelineEvent {
   enum class Kind : uint8_t {
     kBegin,    // opens `label` on row `tid`
     kEnd,      // closes the innermost open event on row `tid`
-    kInstant,  // a global marker named `label`, with args {"count": count} when count >= 0
+    kInstant,  // a global marker named `label`, with args `args_json` when not empty, or
+               // {"count": count} when count >= 0
     kRowName,  // names row `tid` after the tensor `label` and sorts rows by tid
   };
   Kind kind = Kind::kBegin;
@@ -27,6 +28,7 @@ struct TimelineEvent {
   int64_t ts_us = 0;
   std::string label;
   int64_t count = -1;
+  std::string args_json = {};  // a JSON object
 };
 
 // Owns a timeline file and the thread that writes it, so that recording never waits
@@ -74,6 +76,9 @@ class TimelineWriter {
   Status write_error_;
   std::thread thread_;
 };
+
+// Appends `text` as a JSON string (quoted, escaped).
+void AppendJsonString(const std::string& text, std::string* out);
 
 // Appends `event` as JSON object(s), each on its own line preceded by ",\n".
 void AppendTimelineEventJson(const TimelineEvent& event, std::string* out);

@@ -94,5 +94,17 @@ TEST(StragglerReport, TheReportCrossesTheWireUnchanged) {
   EXPECT_FALSE(DecodeReport("1\t2", &back));
 }
 
+TEST(StragglerReport, AsJsonItNamesNoRankAsNullAndQuotesTheHost) {
+  StragglerReport report;
+  report.most_often_last = 1;
+  report.host = "rack \"a\"";
+  report.share_last = 0.5;
+  report.rounds = 64;
+  EXPECT_EQ(StragglerReportJson(report),
+            "{\"straggler\":null,\"most_often_last\":1,\"host\":\"rack \\\"a\\\"\","
+            "\"share_last\":0.5,\"lag_median_ms\":0,\"lag_p90_ms\":0,\"cost_to_others\":0,"
+            "\"rounds\":64,\"window_seconds\":0}");
+}
+
 }  // namespace
 }  // namespace horde

@@ -93,13 +93,18 @@ Trace ReadTrace(const std::string& path) {
   return trace;
 }
 
+Timeline::Clock::time_point Now() { return Timeline::Clock::now(); }
+// The round that takes a request and decides it, in tests without waiting.
+const Timeline::Clock::time_point kSameRound{};
+
 const std::vector<std::string> kAllreducePhases = {"NEGOTIATE", "QUEUE", "MEMCPY_IN_FUSION_BUFFER",
                                                    "MPI_ALLREDUCE", "MEMCPY_OUT_FUSION_BUFFER"};
 
 // One fused allreduce of `names` through every phase, as the runtime records it.
 void RecordFusedAllreduce(Timeline* timeline, const std::vector<std::string>& names) {
-  for (const auto& name : names) timeline->NegotiateStart(name, OpType::kAllreduce);
-  for (const auto& name : names) timeline->NegotiateEnd(name);
+  for (const auto& name : names)
+    timeline->NegotiateStart(name, OpType::kAllreduce, Now(), kSameRound);
+  for (const auto& name : names) timeline->NegotiateEnd(name, kSameRound);
   timeline->ActivityStart(names, "QUEUE");
   timeline->ActivityStart(names, "MEMCPY_IN_FUSION_BUFFER");
   timeline->ActivityStart(names, "MPI_ALLREDUCE");
@@ -122,8 +127,9 @@ TEST(Timeline, NestsEveryPhaseInItsOperationPerTensorFromSeveralThreads) {
                                         "t" + std::to_string(t) + ".b"};
       for (int i = 0; i < kOperations; ++i) {
         RecordFusedAllreduce(&timeline, names);
-        timeline.NegotiateStart("t" + std::to_string(t) + ".bcast", OpType::kBroadcast);
-        timeline.NegotiateEnd("t" + std::to_string(t) + ".bcast");
+        timeline.NegotiateStart("t" + std::to_string(t) + ".bcast", OpType::kBroadcast, Now(),
+                                kSameRound);
+        timeline.NegotiateEnd("t" + std::to_string(t) + ".bcast", kSameRound);
         timeline.ActivityStart({"t" + std::to_string(t) + ".bcast"}, "MPI_BCAST");
         timeline.End("t" + std::to_string(t) + ".bcast");  // closes the open phase too
         timeline.MarkCycle();
@@ -152,6 +158,46 @@ TEST(Timeline, NestsEveryPhaseInItsOperationPerTensorFromSeveralThreads) {
     EXPECT_EQ(broadcasts[0].label, "BROADCAST");
     EXPECT_EQ(broadcasts[0].phases, (std::vector<std::string>{"NEGOTIATE", "MPI_BCAST"}));
   }
+}
+
+TEST(Timeline, ANegotiationDecidedInALaterRoundWaitedForTheOtherRanksUntilThen) {
+  const std::string path = TempPath("waiting");
+  Timeline timeline;
+  ASSERT_TRUE(timeline.Start(path, false).ok());
+  const auto submitted = Now();
+  const auto taken = submitted + std::chrono::milliseconds(1);
+  const auto deciding = submitted + std::chrono::milliseconds(30);
+  timeline.NegotiateStart("late", OpType::kAllreduce, submitted, taken);
+  timeline.NegotiateStart("prompt", OpType::kAllreduce, submitted, taken);
+  std::this_thread::sleep_until(deciding + std::chrono::milliseconds(5));
+  timeline.NegotiateEnd("late", deciding);
+  timeline.NegotiateEnd("prompt", taken);
+  timeline.End("late");
+  timeline.End("prompt");
+  timeline.Note("REPORT", "{\"straggler\":1}");
+  ASSERT_TRUE(timeline.Stop().ok());
+
+  Trace trace = ReadTrace(path);
+  ASSERT_EQ(trace.operations["late"].size(), 1u);
+  EXPECT_EQ(trace.operations["late"][0].phases,
+            (std::vector<std::string>{"WAITING_FOR_RANKS", "NEGOTIATE"}));
+  EXPECT_EQ(trace.operations["prompt"][0].phases, (std::vector<std::string>{"NEGOTIATE"}));
+  // The wait ends where the deciding round began: 30 ms after the submission.
+  JsonValue root;
+  std::string error;
+  ASSERT_TRUE(ParseJson(ReadFile(path), &root, &error)) << error;
+  std::vector<double> begins;
+  bool noted = false;
+  for (const JsonValue& event : root.array) {
+    if (event.At("ph").string == "B") begins.push_back(event.At("ts").number);
+    if (event.At("ph").string == "i" && event.At("name").string == "REPORT") {
+      noted = event.At("args").At("straggler").number == 1;
+    }
+  }
+  // In the file: both ALLREDUCEs, then "late"'s WAITING_FOR_RANKS and NEGOTIATE.
+  ASSERT_GE(begins.size(), 4u);
+  EXPECT_EQ(begins[3] - begins[2], 30000);
+  EXPECT_TRUE(noted);
 }
 
 TEST(Timeline, CycleMarksOnlyWhenAskedFor) {
@@ -230,8 +276,8 @@ TEST(Timeline, StopClosesWhatIsOpenAndStartsAgainInANewFile) {
   Timeline timeline;
   ASSERT_TRUE(timeline.Start(first, false).ok());
   RecordFusedAllreduce(&timeline, {"done"});
-  timeline.NegotiateStart("open", OpType::kAllgather);
-  timeline.NegotiateEnd("open");
+  timeline.NegotiateStart("open", OpType::kAllgather, Now(), kSameRound);
+  timeline.NegotiateEnd("open", kSameRound);
   timeline.ActivityStart({"open"}, "QUEUE");
   ASSERT_TRUE(timeline.Stop().ok());
   EXPECT_TRUE(timeline.Stop().ok()) << "stopping twice is harmless";
@@ -260,7 +306,7 @@ TEST(Timeline, StartingWhileStartedFinishesTheFirstFileAndSwitches) {
   const std::string second = TempPath("switch_second");
   Timeline timeline;
   ASSERT_TRUE(timeline.Start(first, false).ok());
-  timeline.NegotiateStart("x", OpType::kAllreduce);
+  timeline.NegotiateStart("x", OpType::kAllreduce, Now(), kSameRound);
   ASSERT_TRUE(timeline.Start(second, false).ok());
   EXPECT_TRUE(timeline.active());
   RecordFusedAllreduce(&timeline, {"x"});
@@ -296,8 +342,8 @@ TEST(Timeline, RecordingWhileInactiveAllocatesNothing) {
   const std::vector<std::string> names = {name, name + " too"};
   const std::string activity = "MPI_ALLREDUCE";
   auto record = [&] {
-    timeline.NegotiateStart(name, OpType::kAllreduce);
-    timeline.NegotiateEnd(name);
+    timeline.NegotiateStart(name, OpType::kAllreduce, Now(), kSameRound);
+    timeline.NegotiateEnd(name, kSameRound);
     timeline.ActivityStart(names, activity);
     timeline.ActivityEnd(names);
     timeline.End(name);

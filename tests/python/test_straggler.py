@@ -10,6 +10,7 @@ import torch
 
 import horde.torch as hvd
 from _child_job import mpirun
+from horde.timeline.summary import WAITING, summarize
 
 WINDOW_ROUNDS = 64
 
@@ -36,6 +37,28 @@ def test_a_rank_that_sleeps_every_step_is_the_straggler_on_every_rank():
     assert report["rounds"] == WINDOW_ROUNDS, report
     every_rank = hvd.allgather_object(report)
     assert all(r == report for r in every_rank), every_rank
+
+
+@pytest.mark.skipif(hvd.size() == 1, reason="a straggler needs other ranks to wait for it")
+def test_each_ranks_timeline_puts_its_wait_for_the_straggler_apart_from_the_protocol(tmp_path):
+    slow, steps, sleep = hvd.size() - 1, WINDOW_ROUNDS + 8, 0.015
+    hvd.start_timeline(str(tmp_path / "timeline-{rank}.json"))
+    run_steps(steps, lambda rank: sleep if rank == slow else 0.0)
+    hvd.stop_timeline()
+    summary = summarize(str(tmp_path / f"timeline-{hvd.rank()}.json"))
+    mine = {"waiting": summary.by_category_ms[WAITING],
+            "protocol": summary.by_category_ms["negotiation protocol"],
+            "reports": [report["straggler"] for report in summary.straggler_reports]}
+    every_rank = hvd.allgather_object(mine)
+    slept_ms = steps * sleep * 1000
+    for rank, figures in enumerate(every_rank):
+        if rank == slow:
+            # It never waits for the others: they are there before it.
+            assert figures["waiting"] < 0.1 * slept_ms, every_rank
+        else:
+            assert figures["waiting"] > 0.5 * slept_ms, every_rank
+            assert figures["protocol"] < figures["waiting"], every_rank
+        assert figures["reports"] and figures["reports"][-1] == slow, every_rank
 
 
 @pytest.mark.skipif(hvd.size() == 1, reason="a straggler needs other ranks to wait for it")

@@ -81,7 +81,8 @@ def test_the_breakdown_adds_up_to_the_span(tmp_path, capsys):
     expected = {"communication": [9.0, 45.0], "MPI_ALLREDUCE": [4.0, 20.0],
                 "MPI_BCAST": [5.0, 25.0],
                 "copy out": [2.0, 10.0], "copy in": [1.0, 5.0], "queue": [1.0, 5.0],
-                "negotiation": [3.0, 15.0], "idle": [4.0, 20.0]}
+                "negotiation protocol": [3.0, 15.0], "waiting for other ranks": [0.0, 0.0],
+                "framework (outside horde)": [4.0, 20.0]}
     for label, numbers in expected.items():
         assert figures(lines, label) == numbers, label
     # Summed over tensors, the fused allreduce counts twice.
@@ -92,6 +93,67 @@ def test_the_breakdown_adds_up_to_the_span(tmp_path, capsys):
     assert [line.split()[0] for line in tensors] == ["grad.b", "grad.w", "params"]
     assert figures(tensors, "params") == [6.0, 1.0]  # ms, operations
     assert not any("warning" in line or "note" in line for line in lines)
+    assert any(line.startswith("stragglers: no report") for line in lines), lines
+
+
+def straggler_report(ts, straggler, cost):
+    return {"name": "STRAGGLER_REPORT", "s": "g", "ph": "i", "ts": ts, "pid": 1, "tid": 0,
+            "args": {"straggler": straggler, "most_often_last": 1, "host": "node-b",
+                     "share_last": 0.97, "lag_median_ms": 20.1, "lag_p90_ms": 21.0,
+                     "cost_to_others": cost, "rounds": 64, "window_seconds": 1.5}}
+
+
+# A rank that waited for another: the first allreduce spent 6 ms of rounds waiting for it
+# and 1 ms deciding; the second was decided in the round that took it.
+WAITING_EVENTS = (row("grad.w", 1) + row("grad.b", 2)
+                  + operation("ALLREDUCE", [("WAITING_FOR_RANKS", 0, 6000), ("NEGOTIATE", 6000, 7000),
+                                            ("MPI_ALLREDUCE", 7000, 9000)], 1)
+                  + operation("ALLREDUCE", [("NEGOTIATE", 9000, 10000),
+                                            ("MPI_ALLREDUCE", 10000, 12000)], 2))
+
+
+def test_waiting_for_other_ranks_is_told_apart_from_the_protocol(tmp_path, capsys):
+    events = WAITING_EVENTS + [straggler_report(5000, None, 0.01),
+                               straggler_report(12000, 1, 0.45)]
+    lines = summary_lines(capsys, write_trace(tmp_path / "rank0.json", events))
+    assert figures(lines, "waiting for other ranks") == [6.0, 50.0]
+    assert figures(lines, "negotiation protocol") == [2.0, 16.7]
+    assert figures(lines, "communication") == [4.0, 33.3]
+    assert "stragglers: rank 1 in 1 of 2 windows of rounds; in the last of them:" in lines
+    assert ("  rank 1 (node-b) arrived last in 97% of 64 rounds, by 20.1 ms (median; p90 "
+            "21.0 ms): the other ranks spent 45% of their time waiting for it") in lines
+
+
+def test_no_straggler_in_any_window_is_said(tmp_path, capsys):
+    events = WAITING_EVENTS + [straggler_report(5000, None, 0.01)]
+    lines = summary_lines(capsys, write_trace(tmp_path / "t.json", events))
+    assert any(line.startswith("stragglers: none in 1 windows of rounds") for line in lines)
+
+
+def test_several_files_are_compared_side_by_side(tmp_path, capsys):
+    waiting = write_trace(tmp_path / "rank0.json", WAITING_EVENTS)
+    prompt = write_trace(tmp_path / "rank1.json", EVENTS)
+    args = [waiting, prompt]
+    if _has_matplotlib():
+        args += ["--png", str(tmp_path / "ranks.png")]
+    lines = summary_lines(capsys, *args)
+    assert sum(line.startswith("timeline ") for line in lines) == 2
+    table = lines[lines.index(next(line for line in lines
+                                   if line.startswith("each file's span, split"))) + 1:]
+    assert table[0].split() == ["file", "comm", "copy", "out", "copy", "in", "queue", "protocol",
+                                "waiting", "framework"]
+    assert table[1].split() == [waiting, "33.3", "0.0", "0.0", "0.0", "16.7", "50.0", "0.0"]
+    assert table[2].split() == [prompt, "45.0", "10.0", "5.0", "5.0", "15.0", "0.0", "20.0"]
+    if _has_matplotlib():
+        assert (tmp_path / "ranks.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def test_top_limits_the_tensors_listed(tmp_path, capsys):
@@ -115,7 +177,7 @@ def test_a_file_cut_short_is_read_up_to_its_last_complete_event(tmp_path, capsys
     lines = summary_lines(capsys, path)
     assert lines[1] == "span 18.000 ms, 3 tensors, 3 operations, 3 rounds (cycle marks)"
     assert figures(lines, "MPI_BCAST") == [3.0, 16.7]  # open: closed at the last timestamp
-    assert figures(lines, "negotiation") == [3.0, 16.7]
+    assert figures(lines, "negotiation protocol") == [3.0, 16.7]
     assert lines[-1] == ("note: the file has no closing bracket (the run did not stop the "
                          "timeline); read up to its last complete event, 2 open events closed "
                          "at its end")

@@ -1,10 +1,14 @@
-"""python -m horde.timeline summary FILE [--png OUT.png] [--top N]"""
+"""python -m horde.timeline summary FILE [FILE ...] [--png OUT.png] [--top N]
+
+Several files (e.g. one per rank, from HORDE_TIMELINE=/tmp/timeline-{rank}.json) are
+summarized one after the other and then compared side by side; the chart then shows
+each file's split."""
 
 import argparse
 import sys
 
-from horde.timeline.chart import ChartError, save_chart
-from horde.timeline.summary import format_summary, summarize
+from horde.timeline.chart import ChartError, save_chart, save_comparison_chart
+from horde.timeline.summary import format_comparison, format_summary, summarize
 from horde.timeline.trace import TraceError
 
 
@@ -15,9 +19,12 @@ def main(argv=None):
                     "prints where the time went.")
     commands = parser.add_subparsers(dest="command", required=True)
     summary_parser = commands.add_parser(
-        "summary", help="print the time in negotiation, queueing, copies, communication and "
-                        "idle, the operations and the top tensors")
-    summary_parser.add_argument("file", help="the timeline's JSON file (a file cut short is fine)")
+        "summary", help="print the time in communication, copies, queueing, the negotiation "
+                        "protocol, waiting for other ranks and the framework, the straggler "
+                        "report, the operations and the top tensors")
+    summary_parser.add_argument("files", nargs="+", metavar="FILE",
+                                help="the timeline's JSON file (a file cut short is fine); "
+                                     "several (one per rank) are compared")
     summary_parser.add_argument("--png", metavar="OUT.png", help="also save a chart (matplotlib)")
     summary_parser.add_argument("--top", type=int, default=10, metavar="N",
                                 help="tensors to list (default 10)")
@@ -25,10 +32,15 @@ def main(argv=None):
     if args.top < 1:
         parser.error(f"--top must be at least 1, got {args.top}")
     try:
-        summary = summarize(args.file)
-        print(format_summary(summary, args.top))
+        summaries = [summarize(path) for path in args.files]
+        print("\n\n".join(format_summary(summary, args.top) for summary in summaries))
+        if len(summaries) > 1:
+            print("\n" + format_comparison(summaries))
         if args.png:
-            save_chart(summary, args.png, args.top)
+            if len(summaries) > 1:
+                save_comparison_chart(summaries, args.png)
+            else:
+                save_chart(summaries[0], args.png, args.top)
             print(f"\nchart saved to {args.png}")
     except (TraceError, ChartError) as error:
         print(f"horde.timeline: {error}", file=sys.stderr)

@@ -1,9 +1,10 @@
 """A PNG chart of a timeline Summary (matplotlib, imported only when a chart is asked for)."""
 
-from horde.timeline.summary import CATEGORIES, IDLE
+from horde.timeline.summary import CATEGORIES, FRAMEWORK, WAITING
 
 COLORS = {"communication": "#d62728", "copy out": "#ff7f0e", "copy in": "#ffbb78",
-          "queue": "#9467bd", "negotiation": "#1f77b4", IDLE: "#c7c7c7"}
+          "queue": "#9467bd", "negotiation protocol": "#1f77b4", WAITING: "#aec7e8",
+          FRAMEWORK: "#c7c7c7"}
 
 
 class ChartError(Exception):
@@ -21,12 +22,22 @@ def _pyplot():
     return pyplot
 
 
+def _save(pyplot, figure, path):
+    figure.tight_layout()
+    try:
+        figure.savefig(path, dpi=100)
+    except OSError as error:
+        raise ChartError(f"cannot write {path}: {error.strerror}") from None
+    finally:
+        pyplot.close(figure)
+
+
 def save_chart(summary, path, top=10):
     """Left: the span split into categories. Right: the `top` tensors' time per category."""
     pyplot = _pyplot()
     figure, (split, tensors) = pyplot.subplots(1, 2, figsize=(13, 5),
                                                gridspec_kw={"width_ratios": (1, 2)})
-    labels = CATEGORIES + (IDLE,)
+    labels = CATEGORIES + (FRAMEWORK,)
     split.barh(labels, [summary.by_category_ms[label] for label in labels],
                color=[COLORS[label] for label in labels])
     split.invert_yaxis()
@@ -42,15 +53,27 @@ def save_chart(summary, path, top=10):
         left = [a + b for a, b in zip(left, widths)]
     # Inside an operation but in no phase (e.g. between its negotiation and its queueing).
     between = [max(total - phased, 0.0) for (_, total, _), phased in zip(top_tensors, left)]
-    tensors.barh(names, between, left=left, color=COLORS[IDLE], label="between phases")
+    tensors.barh(names, between, left=left, color="#e7e7e7", label="between phases")
     tensors.invert_yaxis()
     tensors.set_xlabel("ms in each phase, summed over the tensor's operations")
     tensors.set_title(f"top {len(names)} tensors")
     tensors.legend(loc="lower right")
-    figure.tight_layout()
-    try:
-        figure.savefig(path, dpi=100)
-    except OSError as error:
-        raise ChartError(f"cannot write {path}: {error.strerror}") from None
-    finally:
-        pyplot.close(figure)
+    _save(pyplot, figure, path)
+
+
+def save_comparison_chart(summaries, path):
+    """One bar per file (e.g. per rank): its span split into categories, in %."""
+    pyplot = _pyplot()
+    figure, axes = pyplot.subplots(figsize=(11, 1.2 + 0.6 * len(summaries)))
+    names = [summary.path for summary in summaries]
+    left = [0.0] * len(summaries)
+    for label in CATEGORIES + (FRAMEWORK,):
+        widths = [100 * summary.by_category_ms[label] / summary.span_ms if summary.span_ms else 0
+                  for summary in summaries]
+        axes.barh(names, widths, left=left, color=COLORS[label], label=label)
+        left = [a + b for a, b in zip(left, widths)]
+    axes.invert_yaxis()
+    axes.set_xlabel("% of the file's span (each instant counted once)")
+    axes.set_title("where the time went, per file")
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4, fontsize="small")
+    _save(pyplot, figure, path)

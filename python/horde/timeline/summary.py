@@ -1,9 +1,13 @@
 """Where the time went, from a timeline file.
 
 Each instant of the file's span is counted once: to the most advanced phase that any
-tensor is in at that instant (communication, then copy out, copy in, queue, negotiation),
-or to idle when no tensor is in any phase. So the lines add up to the span, and
-"negotiation" is the time when tensors were only waiting for the ranks to agree.
+tensor is in at that instant (communication, then copy out, copy in, queue, the
+negotiation protocol, waiting for other ranks), or to the framework when no tensor is in
+any phase: time outside horde, the model's own compute and data loading. So the lines add
+up to the span. Waiting for other ranks (WAITING_FOR_RANKS) is the part of a negotiation
+spent in rounds that could not decide it because some rank had not submitted it yet; the
+protocol (NEGOTIATE) is the rest, the round that decided it. Files written by Horovod, or
+by horde before it told the two apart, count all of a negotiation as protocol.
 """
 
 from collections import Counter, defaultdict
@@ -12,15 +16,19 @@ from dataclasses import dataclass, field
 from horde.timeline.trace import read_trace
 
 # Most advanced first: an instant goes to the first of these in progress.
-CATEGORIES = ("communication", "copy out", "copy in", "queue", "negotiation")
-IDLE = "idle"
+WAITING = "waiting for other ranks"
+CATEGORIES = ("communication", "copy out", "copy in", "queue", "negotiation protocol", WAITING)
+FRAMEWORK = "framework (outside horde)"
 
 
 def phase_category(name):
-    """The category of a phase name: NEGOTIATE*, QUEUE, MEMCPY_IN*, MEMCPY_OUT*, or else
-    the collective itself (MPI_ALLREDUCE, NCCL_ALLREDUCE, MPI_BCAST, ...)."""
+    """The category of a phase name: WAITING_FOR_RANKS, NEGOTIATE*, QUEUE, MEMCPY_IN*,
+    MEMCPY_OUT*, or else the collective itself (MPI_ALLREDUCE, NCCL_ALLREDUCE, MPI_BCAST,
+    ...)."""
+    if name == "WAITING_FOR_RANKS":
+        return WAITING
     if name.startswith("NEGOTIATE"):
-        return "negotiation"
+        return "negotiation protocol"
     if name.startswith("QUEUE"):
         return "queue"
     if "MEMCPY_IN" in name:
@@ -39,7 +47,7 @@ def _is_phase(interval):
 class Summary:
     path: str
     span_ms: float = 0.0
-    by_category_ms: dict = field(default_factory=dict)  # CATEGORIES and IDLE; adds up to span
+    by_category_ms: dict = field(default_factory=dict)  # CATEGORIES and FRAMEWORK: the span
     by_collective_ms: dict = field(default_factory=dict)  # the communication line, split
     tensor_time_ms: dict = field(default_factory=dict)  # phase name -> summed over tensors
     tensor_phase_ms: dict = field(default_factory=dict)  # (tensor, category) -> ms
@@ -50,6 +58,7 @@ class Summary:
     dropped: int = 0
     truncated: bool = False
     unclosed: int = 0
+    straggler_reports: list = field(default_factory=list)  # STRAGGLER_REPORT args, in order
 
 
 def _exclusive_times(phases, first_us, last_us):
@@ -66,7 +75,7 @@ def _exclusive_times(phases, first_us, last_us):
     def attribute(until):
         keys = [key for key, count in active.items() if count > 0]
         if not keys:
-            by_category[IDLE] += until - previous
+            by_category[FRAMEWORK] += until - previous
             return
         rank, collective = min(keys)
         by_category[CATEGORIES[rank]] += until - previous
@@ -91,7 +100,7 @@ def summarize(path):
     summary = Summary(path=path, span_ms=(trace.last_us - trace.first_us) / 1000,
                       truncated=trace.truncated, unclosed=trace.unclosed)
     summary.by_category_ms = {name: by_category.get(name, 0.0) / 1000
-                              for name in CATEGORIES + (IDLE,)}
+                              for name in CATEGORIES + (FRAMEWORK,)}
     summary.by_collective_ms = {name: us / 1000 for name, us in sorted(by_collective.items())}
     tensor_time, per_tensor, per_tensor_ops = defaultdict(float), defaultdict(float), Counter()
     for interval in trace.intervals:
@@ -113,6 +122,8 @@ def summarize(path):
             summary.rounds += 1
         elif instant.get("name") == "DROPPED_EVENTS":
             summary.dropped += int(instant.get("args", {}).get("count", 0))
+        elif instant.get("name") == "STRAGGLER_REPORT" and isinstance(instant.get("args"), dict):
+            summary.straggler_reports.append(instant["args"])
     return summary
 
 
@@ -124,6 +135,32 @@ def _line(label, ms, span_ms=None, indent=2):
     return text
 
 
+def describe_straggler(report):
+    """One report in words, as horde logs it."""
+    rank = report.get("most_often_last")
+    return (f"rank {rank} ({report.get('host', '?')}) arrived last in "
+            f"{100 * report.get('share_last', 0):.0f}% of {report.get('rounds', 0)} rounds, by "
+            f"{report.get('lag_median_ms', 0):.1f} ms (median; p90 "
+            f"{report.get('lag_p90_ms', 0):.1f} ms): the other ranks spent "
+            f"{100 * report.get('cost_to_others', 0):.0f}% of their time waiting for it")
+
+
+def format_stragglers(reports):
+    """The straggler section: what the windows of rounds (one report each) said."""
+    if not reports:
+        return ["stragglers: no report (one comes every 64 rounds that run collectives, "
+                "on 2 ranks or more)"]
+    named = Counter(report["straggler"] for report in reports
+                    if report.get("straggler") is not None)
+    if not named:
+        return [f"stragglers: none in {len(reports)} windows of rounds (no rank was last in "
+                "most rounds at a cost of over 5% of the others' time)"]
+    rank, windows = named.most_common(1)[0]
+    last = next(report for report in reversed(reports) if report.get("straggler") == rank)
+    return [f"stragglers: rank {rank} in {windows} of {len(reports)} windows of rounds; "
+            "in the last of them:", "  " + describe_straggler(last)]
+
+
 def format_summary(summary, top=10):
     """The summary as text, for a terminal."""
     out = [f"timeline {summary.path}",
@@ -132,11 +169,12 @@ def format_summary(summary, top=10):
            + (f", {summary.rounds} rounds (cycle marks)" if summary.rounds else ""),
            "",
            "where the time went (each instant once, to the most advanced phase in progress):"]
-    for category in CATEGORIES + (IDLE,):
+    for category in CATEGORIES + (FRAMEWORK,):
         out.append(_line(category, summary.by_category_ms[category], summary.span_ms))
         if category == "communication":
             out += [_line(name, ms, summary.span_ms, 4)
                     for name, ms in summary.by_collective_ms.items()]
+    out += ["", *format_stragglers(summary.straggler_reports)]
     out += ["",
             "time in each phase, summed over tensors (a fused operation counts once per tensor):"]
     out += [_line(name, ms) for name, ms in summary.tensor_time_ms.items()]
@@ -152,4 +190,21 @@ def format_summary(summary, top=10):
         out.append(f"\nnote: the file has no closing bracket (the run did not stop the timeline); "
                    f"read up to its last complete event, {summary.unclosed} open events closed "
                    "at its end")
+    return "\n".join(out)
+
+
+def format_comparison(summaries):
+    """Several files' splits side by side, as shares of each file's span."""
+    short = {"communication": "comm", "copy out": "copy out", "copy in": "copy in",
+             "queue": "queue", "negotiation protocol": "protocol", WAITING: "waiting",
+             FRAMEWORK: "framework"}
+    labels = CATEGORIES + (FRAMEWORK,)
+    width = max(len(summary.path) for summary in summaries)
+    out = ["each file's span, split (%): " + ", ".join(f"{short[label]} = {label}"
+                                                      for label in labels if short[label] != label),
+           f"{'file':<{width}} " + " ".join(f"{short[label]:>9}" for label in labels)]
+    for summary in summaries:
+        shares = [100 * summary.by_category_ms[label] / summary.span_ms if summary.span_ms else 0
+                  for label in labels]
+        out.append(f"{summary.path:<{width}} " + " ".join(f"{share:9.1f}" for share in shares))
     return "\n".join(out)
