@@ -156,6 +156,11 @@ std::shared_ptr<Runtime> CurrentRuntime() {
   return sets.registry.Find(0, &global).ok() ? global->runtime : nullptr;
 }
 
+std::shared_ptr<Timeline> CurrentTimeline() {
+  std::shared_ptr<Runtime> runtime = CurrentRuntime();
+  return runtime ? runtime->timeline() : nullptr;
+}
+
 Status AddProcessSet(std::vector<int> ranks, const ProcessSetFactory& set_factory, int32_t* id) {
   Sets& sets = TheSets();
   std::lock_guard<std::mutex> change(sets.change_mu);

@@ -37,6 +37,8 @@ void ShutdownRuntime();
 void AbortRuntimes(const std::string& failure);
 // The global runtime, or nullptr before init() and after shutdown().
 std::shared_ptr<Runtime> CurrentRuntime();
+// The global runtime's timeline, or nullptr when horde is not running.
+std::shared_ptr<Timeline> CurrentTimeline();
 
 // Adds a process set after init (collective: every rank calls it, in the same order);
 // needs HORDE_DYNAMIC_PROCESS_SETS=1.

@@ -65,9 +65,11 @@ class Runtime {
   bool stopped() const { return stopped_.load(); }
 
   // Starts (or switches) and stops rank 0's timeline; other ranks record nothing, so
-  // for them these succeed and do nothing, as in Horovod.
+  // for them these succeed and do nothing, as in Horovod. A path with
+  // kTimelineRankPlaceholder makes every rank record its own file.
   Status StartTimeline(const std::string& path, bool mark_cycles);
   Status StopTimeline();
+  const std::shared_ptr<Timeline>& timeline() const { return timeline_; }
   // Opens HORDE_AUTOTUNE_LOG on rank 0 when autotuning; an error names the file.
   Status OpenAutotuneLog();
 

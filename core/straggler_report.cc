@@ -13,14 +13,30 @@ namespace {
 struct RankWindow {
   std::string host;
   double seconds = 0;
-  std::vector<double> waits;  // < 0: took no part
+  std::vector<double> waits;      // < 0: took no part
+  std::vector<double> decisions;  // each round's decision, seconds into the window
 };
 
 bool ParseWindow(const std::string& text, RankWindow* window) {
   std::istringstream in(text);
   if (!std::getline(in, window->host) || !(in >> window->seconds)) return false;
-  for (double wait; in >> wait;) window->waits.push_back(wait);
+  for (double wait, decided; in >> wait >> decided;) {
+    window->waits.push_back(wait);
+    window->decisions.push_back(decided);
+  }
   return in.eof();
+}
+
+// The length of the union of `intervals` (start, end).
+double UnionLength(std::vector<std::pair<double, double>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0, covered_to = -1e300;
+  for (const auto& [start, end] : intervals) {
+    const double from = std::max(start, covered_to);
+    if (end > from) total += end - from;
+    covered_to = std::max(covered_to, end);
+  }
+  return total;
 }
 
 double Percentile(std::vector<double> values, double p) {
@@ -30,17 +46,16 @@ double Percentile(std::vector<double> values, double p) {
   return values[std::min(i, values.size() - 1)];
 }
 
-// Round k's last rank (-1: a tie, or fewer than two ranks took part), how much later
-// than the next one it arrived, and the others' mean wait for it.
-int LastRank(const std::vector<RankWindow>& ranks, size_t k, double* lag, double* others_wait) {
+// Round k's last rank (-1: a tie, or fewer than two ranks took part) and how much later
+// than the next one it arrived.
+int LastRank(const std::vector<RankWindow>& ranks, size_t k, double* lag) {
   int last = -1;
-  double least = 0, total = 0;
+  double least = 0;
   int taking_part = 0;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const double wait = ranks[r].waits[k];
     if (wait < 0) continue;
     ++taking_part;
-    total += wait;
     if (last < 0 || wait < least) {
       least = wait;
       last = static_cast<int>(r);
@@ -53,8 +68,31 @@ int LastRank(const std::vector<RankWindow>& ranks, size_t k, double* lag, double
     if (wait >= 0 && static_cast<int>(r) != last && (second < 0 || wait < second)) second = wait;
   }
   *lag = second - least;
-  *others_wait = (total - least) / (taking_part - 1) - least;
   return *lag < kTieSeconds ? -1 : last;
+}
+
+// The others' mean share of their window spent waiting for `last` in the rounds it was
+// last: per rank, from its own submission to the last rank's, on its own clock (the
+// decision less the last rank's wait). Waits of successive rounds overlap when a rank
+// submits faster than rounds decide, so they are counted once (their union).
+double CostToOthers(const std::vector<RankWindow>& ranks, const std::vector<int>& last_of_round,
+                    int last) {
+  double share = 0;
+  int others = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (static_cast<int>(r) == last) continue;
+    std::vector<std::pair<double, double>> waiting;
+    for (size_t k = 0; k < last_of_round.size(); ++k) {
+      const double wait = ranks[r].waits[k];
+      if (last_of_round[k] != last || wait < 0) continue;
+      const double decided = ranks[r].decisions[k];
+      // Waiting before the window began was counted in the window before.
+      waiting.emplace_back(std::max(0.0, decided - wait), decided - ranks[last].waits[k]);
+    }
+    ++others;
+    if (ranks[r].seconds > 0) share += UnionLength(std::move(waiting)) / ranks[r].seconds;
+  }
+  return others > 0 ? share / others : 0;
 }
 
 std::string Number(double value) {
@@ -69,12 +107,16 @@ void StragglerWindow::AddRound(double wait_seconds, double now_seconds) {
   if (started_seconds_ < 0) started_seconds_ = now_seconds;
   last_seconds_ = now_seconds;
   waits_.push_back(wait_seconds);
+  decisions_.push_back(now_seconds);
 }
 
 std::string StragglerWindow::TakeEncoded(const std::string& host) {
   std::string text = host + "\n" + Number(last_seconds_ - started_seconds_) + "\n";
-  for (double wait : waits_) text += Number(wait) + " ";
+  for (size_t k = 0; k < waits_.size(); ++k) {
+    text += Number(waits_[k]) + " " + Number(decisions_[k] - started_seconds_) + " ";
+  }
   waits_.clear();
+  decisions_.clear();
   // The next window starts where this one ended, so no time between them is lost.
   started_seconds_ = last_seconds_;
   return text;
@@ -90,15 +132,15 @@ StragglerReport AnalyzeWaits(const std::vector<std::string>& encoded_by_rank) {
   if (ranks.size() < 2 || ranks[0].waits.empty()) return report;
   const size_t rounds = ranks[0].waits.size();
   std::vector<int> last_count(ranks.size(), 0);
+  std::vector<int> last_of_round(rounds, -1);
   std::vector<std::vector<double>> lags(ranks.size());
-  std::vector<double> cost(ranks.size(), 0);
   for (size_t k = 0; k < rounds; ++k) {
-    double lag = 0, others_wait = 0;
-    const int last = LastRank(ranks, k, &lag, &others_wait);
+    double lag = 0;
+    const int last = LastRank(ranks, k, &lag);
+    last_of_round[k] = last;
     if (last < 0) continue;
     ++last_count[last];
     lags[last].push_back(lag);
-    cost[last] += others_wait;
   }
   const int most = static_cast<int>(std::max_element(last_count.begin(), last_count.end()) -
                                     last_count.begin());
@@ -110,7 +152,7 @@ StragglerReport AnalyzeWaits(const std::vector<std::string>& encoded_by_rank) {
   report.share_last = static_cast<double>(last_count[most]) / static_cast<double>(rounds);
   report.lag_median_ms = Percentile(lags[most], 0.5) * 1e3;
   report.lag_p90_ms = Percentile(lags[most], 0.9) * 1e3;
-  report.cost_to_others = report.window_seconds > 0 ? cost[most] / report.window_seconds : 0;
+  report.cost_to_others = CostToOthers(ranks, last_of_round, most);
   if (report.share_last > kStragglerShare && report.cost_to_others > kStragglerCost) {
     report.straggler = most;
   }

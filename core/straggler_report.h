@@ -20,7 +20,7 @@ struct StragglerReport {
   double share_last = 0;     // of the window's rounds, those in which it was last
   double lag_median_ms = 0;  // how much later than the next rank it arrived, in those rounds
   double lag_p90_ms = 0;
-  double cost_to_others = 0;  // the others' mean time waiting for it, as a share of the window
+  double cost_to_others = 0;  // the others' mean share of the window spent waiting for it
   int64_t rounds = 0;         // rounds compared
   double window_seconds = 0;  // the window's length on rank 0's clock
 };
@@ -42,12 +42,13 @@ class StragglerWindow {
   // of them with a tensor of its own (a joined rank).
   void AddRound(double wait_seconds, double now_seconds);
   bool full() const { return static_cast<int>(waits_.size()) >= kRounds; }
-  // The window as this rank sends it (its host, the window's length, the waits), and
-  // empties it.
+  // The window as this rank sends it (its host, the window's length, each round's wait
+  // and decision time), and empties it.
   std::string TakeEncoded(const std::string& host);
 
  private:
   std::vector<double> waits_;
+  std::vector<double> decisions_;  // when each round was decided (now_seconds)
   double started_seconds_ = -1;
   double last_seconds_ = 0;
 };

@@ -11,6 +11,7 @@ namespace {
 
 constexpr const char* kNegotiatePhase = "NEGOTIATE";
 constexpr const char* kWaitingPhase = "WAITING_FOR_RANKS";
+constexpr const char* kFrameworkWaitEvent = "FRAMEWORK_WAIT";
 constexpr const char* kCycleMarker = "CYCLE_START";
 constexpr const char* kDroppedMarker = "DROPPED_EVENTS";
 
@@ -42,6 +43,7 @@ Status Timeline::Start(const std::string& path, bool mark_cycles) {
   mark_cycles_ = mark_cycles;
   start_time_ = Clock::now();
   rows_.clear();
+  framework_waits_ = 0;
   open_events_ = 0;
   dropped_ = 0;
   active_.store(true, std::memory_order_release);
@@ -223,6 +225,27 @@ void Timeline::Note(std::string_view label, std::string args_json) {
   TimelineEvent event{TimelineEvent::Kind::kInstant, 0, NowMicros(), std::string(label)};
   event.args_json = std::move(args_json);
   TryPushWithRoom(std::move(event), 0);
+}
+
+void Timeline::FrameworkWaitStart() {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active() || ++framework_waits_ > 1) return;
+  Row* row = FindOrAddRow(kFrameworkWaitRow);
+  if (row != nullptr && !row->operation_open) {
+    row->operation_open = TryBegin(row, kFrameworkWaitEvent, NowMicros());
+  }
+}
+
+void Timeline::FrameworkWaitEnd() {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A wait that began before Start() was not counted.
+  if (!active() || framework_waits_ == 0 || --framework_waits_ > 0) return;
+  auto found = rows_.find(kFrameworkWaitRow);
+  if (found == rows_.end() || !found->second.operation_open) return;
+  EndOpen(&found->second, NowMicros());
+  found->second.operation_open = false;
 }
 
 }  // namespace horde

@@ -58,6 +58,9 @@ namespace horde {
 // with its rank in place of this; a path without it is written by rank 0 alone.
 constexpr const char* kTimelineRankPlaceholder = "{rank}";
 
+// The row of FRAMEWORK_WAIT events (Timeline::FrameworkWaitStart).
+constexpr const char* kFrameworkWaitRow = "framework blocked on horde";
+
 class Timeline {
  public:
   static constexpr size_t kDefaultQueueCapacity = 1 << 16;
@@ -92,6 +95,12 @@ class Timeline {
   void MarkCycle();
   // `args_json`: a JSON object, written as the event's "args".
   void Note(std::string_view label, std::string args_json);
+  // A framework thread blocks on horde (waits for an operation, or for the optimizer's
+  // gradients) from Start to End. The row kFrameworkWaitRow holds a FRAMEWORK_WAIT event
+  // while at least one thread is blocked: the summary counts horde's phases against the
+  // step only then, and the rest of the time as the framework's own work.
+  void FrameworkWaitStart();
+  void FrameworkWaitEnd();
 
   // Events dropped since the last Start() because the queue was full or the row limit
   // was reached.
@@ -146,9 +155,27 @@ class Timeline {
   bool mark_cycles_ = false;
   Clock::time_point start_time_;
   std::unordered_map<std::string, Row> rows_;
+  int framework_waits_ = 0;  // threads blocked on horde now, counted while active
   // Opened events whose closing event is not queued yet: their room in the queue.
   size_t open_events_ = 0;
   int64_t dropped_ = 0;
+};
+
+// Marks the calling thread blocked on horde for the scope's lifetime; a null timeline
+// (horde not running) records nothing.
+class FrameworkWaitScope {
+ public:
+  explicit FrameworkWaitScope(std::shared_ptr<Timeline> timeline) : timeline_(std::move(timeline)) {
+    if (timeline_) timeline_->FrameworkWaitStart();
+  }
+  ~FrameworkWaitScope() {
+    if (timeline_) timeline_->FrameworkWaitEnd();
+  }
+  FrameworkWaitScope(const FrameworkWaitScope&) = delete;
+  FrameworkWaitScope& operator=(const FrameworkWaitScope&) = delete;
+
+ private:
+  std::shared_ptr<Timeline> timeline_;
 };
 
 }  // namespace horde

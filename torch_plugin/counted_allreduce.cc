@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/api.h"
+#include "core/timeline.h"
 #include "horde/error.h"
 #include "torch_plugin/submission.h"
 
@@ -51,7 +53,11 @@ Status CountedAllreduce::Wait(std::vector<size_t>* failed_tags) {
   // Every operation has completed, and completing let go of its tensors before counting
   // down (CompleteEntry; the counter's lock orders that before this): the views are ours
   // alone again.
-  const Status status = InContext(done_->Wait(failed_tags), context_);
+  Status status;
+  {
+    const FrameworkWaitScope blocked(CurrentTimeline());
+    status = InContext(done_->Wait(failed_tags), context_);
+  }
   // They let go of the gradients (zero_grad(set_to_none=True) must free them) and are
   // kept for the next step.
   for (std::shared_ptr<TorchTensor>& view : views_) {

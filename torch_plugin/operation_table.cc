@@ -5,6 +5,9 @@
 #include <thread>
 #include <utility>
 
+#include "core/api.h"
+#include "core/timeline.h"
+
 namespace horde {
 namespace torch_ops {
 namespace {
@@ -74,6 +77,9 @@ Status OperationTable::Poll(HandleId handle, bool* done) {
 }
 
 Status OperationTable::WaitAndTake(HandleId handle, Operation* operation) {
+  // Looked up before taking mu_: shutdown holds the runtimes' lock while the background
+  // thread completes operations under mu_.
+  const FrameworkWaitScope blocked(CurrentTimeline());
   std::unique_lock<std::mutex> lock(mu_);
   // Looked up afresh after every unlock: another thread's Allocate may rehash the map,
   // which invalidates its iterators.

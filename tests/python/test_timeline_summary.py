@@ -124,6 +124,27 @@ def test_waiting_for_other_ranks_is_told_apart_from_the_protocol(tmp_path, capsy
             "21.0 ms): the other ranks spent 45% of their time waiting for it") in lines
 
 
+def framework_wait(start, stop, tid=9):
+    return [begin("FRAMEWORK_WAIT", start, tid), end(stop, tid)]
+
+
+def test_with_framework_waits_horde_counts_only_while_the_framework_is_blocked(tmp_path, capsys):
+    # The framework computed until 8 ms while horde negotiated and reduced grad.w in the
+    # background, then was blocked on horde from 8 to 13 ms: grad.w's last 1 ms of
+    # MPI_ALLREDUCE, grad.b's 1 ms of NEGOTIATE and 2 ms of MPI_ALLREDUCE, then 1 ms with
+    # nothing in flight (waking up).
+    events = (WAITING_EVENTS + row("framework blocked on horde", 9)
+              + [begin("FRAMEWORK_WAIT", 8000, 9), end(13000, 9)])
+    lines = summary_lines(capsys, write_trace(tmp_path / "t.json", events))
+    assert figures(lines, "communication") == [3.0, 23.1]
+    assert figures(lines, "negotiation protocol") == [1.0, 7.7]
+    assert figures(lines, "waiting for other ranks") == [0.0, 0.0]
+    assert figures(lines, "blocked, between phases") == [1.0, 7.7]
+    assert figures(lines, "framework (outside horde)") == [8.0, 61.5]
+    assert "  horde's work hidden behind the framework (not above): 8.000 ms" in lines
+    assert "operations: ALLREDUCE 2" in lines  # the waits are not operations
+
+
 def test_no_straggler_in_any_window_is_said(tmp_path, capsys):
     events = WAITING_EVENTS + [straggler_report(5000, None, 0.01)]
     lines = summary_lines(capsys, write_trace(tmp_path / "t.json", events))
@@ -141,9 +162,9 @@ def test_several_files_are_compared_side_by_side(tmp_path, capsys):
     table = lines[lines.index(next(line for line in lines
                                    if line.startswith("each file's span, split"))) + 1:]
     assert table[0].split() == ["file", "comm", "copy", "out", "copy", "in", "queue", "protocol",
-                                "waiting", "framework"]
-    assert table[1].split() == [waiting, "33.3", "0.0", "0.0", "0.0", "16.7", "50.0", "0.0"]
-    assert table[2].split() == [prompt, "45.0", "10.0", "5.0", "5.0", "15.0", "0.0", "20.0"]
+                                "waiting", "between", "framework"]
+    assert table[1].split() == [waiting, "33.3", "0.0", "0.0", "0.0", "16.7", "50.0", "0.0", "0.0"]
+    assert table[2].split() == [prompt, "45.0", "10.0", "5.0", "5.0", "15.0", "0.0", "0.0", "20.0"]
     if _has_matplotlib():
         assert (tmp_path / "ranks.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -1,10 +1,10 @@
 """A PNG chart of a timeline Summary (matplotlib, imported only when a chart is asked for)."""
 
-from horde.timeline.summary import CATEGORIES, FRAMEWORK, WAITING
+from horde.timeline.summary import BETWEEN, CATEGORIES, FRAMEWORK, WAITING
 
 COLORS = {"communication": "#d62728", "copy out": "#ff7f0e", "copy in": "#ffbb78",
           "queue": "#9467bd", "negotiation protocol": "#1f77b4", WAITING: "#aec7e8",
-          FRAMEWORK: "#c7c7c7"}
+          BETWEEN: "#dbdb8d", FRAMEWORK: "#c7c7c7"}
 
 
 class ChartError(Exception):
@@ -37,7 +37,7 @@ def save_chart(summary, path, top=10):
     pyplot = _pyplot()
     figure, (split, tensors) = pyplot.subplots(1, 2, figsize=(13, 5),
                                                gridspec_kw={"width_ratios": (1, 2)})
-    labels = CATEGORIES + (FRAMEWORK,)
+    labels = CATEGORIES + (BETWEEN, FRAMEWORK)
     split.barh(labels, [summary.by_category_ms[label] for label in labels],
                color=[COLORS[label] for label in labels])
     split.invert_yaxis()
@@ -67,7 +67,7 @@ def save_comparison_chart(summaries, path):
     figure, axes = pyplot.subplots(figsize=(11, 1.2 + 0.6 * len(summaries)))
     names = [summary.path for summary in summaries]
     left = [0.0] * len(summaries)
-    for label in CATEGORIES + (FRAMEWORK,):
+    for label in CATEGORIES + (BETWEEN, FRAMEWORK):
         widths = [100 * summary.by_category_ms[label] / summary.span_ms if summary.span_ms else 0
                   for summary in summaries]
         axes.barh(names, widths, left=left, color=COLORS[label], label=label)

@@ -8,6 +8,12 @@ up to the span. Waiting for other ranks (WAITING_FOR_RANKS) is the part of a neg
 spent in rounds that could not decide it because some rank had not submitted it yet; the
 protocol (NEGOTIATE) is the rest, the round that decided it. Files written by Horovod, or
 by horde before it told the two apart, count all of a negotiation as protocol.
+
+horde works in the background while the framework computes (gradients are reduced during
+the backward pass). When the file records when the framework's threads were blocked on
+horde (FRAMEWORK_WAIT events), horde's phases count only while a thread was blocked: the
+rest of the span is the framework's, and horde's work during it is reported apart as
+hidden behind the framework.
 """
 
 from collections import Counter, defaultdict
@@ -19,6 +25,9 @@ from horde.timeline.trace import read_trace
 WAITING = "waiting for other ranks"
 CATEGORIES = ("communication", "copy out", "copy in", "queue", "negotiation protocol", WAITING)
 FRAMEWORK = "framework (outside horde)"
+# Blocked on horde while no tensor was in any phase (e.g. waking up after completion).
+BETWEEN = "blocked, between phases"
+FRAMEWORK_WAIT = "FRAMEWORK_WAIT"
 
 
 def phase_category(name):
@@ -43,11 +52,18 @@ def _is_phase(interval):
     return interval.depth > 0 or interval.name.startswith("NEGOTIATE")
 
 
+def _is_framework_wait(interval):
+    return interval.depth == 0 and interval.name == FRAMEWORK_WAIT
+
+
 @dataclass
 class Summary:
     path: str
     span_ms: float = 0.0
-    by_category_ms: dict = field(default_factory=dict)  # CATEGORIES and FRAMEWORK: the span
+    # CATEGORIES, BETWEEN and FRAMEWORK: adds up to the span
+    by_category_ms: dict = field(default_factory=dict)
+    framework_waits: bool = False  # the file says when the framework was blocked on horde
+    hidden_ms: float = 0.0  # horde's phases while the framework was not blocked on it
     by_collective_ms: dict = field(default_factory=dict)  # the communication line, split
     tensor_time_ms: dict = field(default_factory=dict)  # phase name -> summed over tensors
     tensor_phase_ms: dict = field(default_factory=dict)  # (tensor, category) -> ms
@@ -61,21 +77,28 @@ class Summary:
     straggler_reports: list = field(default_factory=list)  # STRAGGLER_REPORT args, in order
 
 
-def _exclusive_times(phases, first_us, last_us):
-    """Sweeps the phase boundaries; returns ({category: us}, {collective: us})."""
-    boundaries = []
+def _exclusive_times(phases, waits, first_us, last_us):
+    """Sweeps the phase and wait boundaries; returns ({category: us}, {collective: us},
+    hidden us). Without waits, every instant counts as if the framework were blocked."""
+    boundaries = [(wait.start_us, 1, None) for wait in waits]
+    boundaries += [(wait.end_us, -1, None) for wait in waits]
     for phase in phases:
         category = phase_category(phase.name)
         key = (CATEGORIES.index(category), phase.name if category == "communication" else "")
         boundaries += [(phase.start_us, 1, key), (phase.end_us, -1, key)]
     boundaries.sort(key=lambda boundary: boundary[0])
     active, by_category, by_collective = Counter(), defaultdict(float), defaultdict(float)
-    previous = first_us
+    blocked, hidden, previous = 0, 0.0, first_us
 
     def attribute(until):
+        nonlocal hidden
         keys = [key for key, count in active.items() if count > 0]
-        if not keys:
+        if waits and blocked <= 0:
             by_category[FRAMEWORK] += until - previous
+            hidden += (until - previous) if keys else 0.0
+            return
+        if not keys:
+            by_category[BETWEEN if waits else FRAMEWORK] += until - previous
             return
         rank, collective = min(keys)
         by_category[CATEGORIES[rank]] += until - previous
@@ -86,21 +109,27 @@ def _exclusive_times(phases, first_us, last_us):
         if time > previous:
             attribute(time)
             previous = time
-        active[key] += delta
+        if key is None:
+            blocked += delta
+        else:
+            active[key] += delta
     if last_us > previous:
         attribute(last_us)
-    return by_category, by_collective
+    return by_category, by_collective, hidden
 
 
 def summarize(path):
     """Reads the timeline at `path` and returns its Summary (raises TraceError)."""
     trace = read_trace(path)
     phases = [interval for interval in trace.intervals if _is_phase(interval)]
-    by_category, by_collective = _exclusive_times(phases, trace.first_us, trace.last_us)
+    waits = [interval for interval in trace.intervals if _is_framework_wait(interval)]
+    by_category, by_collective, hidden = _exclusive_times(phases, waits, trace.first_us,
+                                                          trace.last_us)
     summary = Summary(path=path, span_ms=(trace.last_us - trace.first_us) / 1000,
-                      truncated=trace.truncated, unclosed=trace.unclosed)
+                      truncated=trace.truncated, unclosed=trace.unclosed,
+                      framework_waits=bool(waits), hidden_ms=hidden / 1000)
     summary.by_category_ms = {name: by_category.get(name, 0.0) / 1000
-                              for name in CATEGORIES + (FRAMEWORK,)}
+                              for name in CATEGORIES + (BETWEEN, FRAMEWORK)}
     summary.by_collective_ms = {name: us / 1000 for name, us in sorted(by_collective.items())}
     tensor_time, per_tensor, per_tensor_ops = defaultdict(float), defaultdict(float), Counter()
     for interval in trace.intervals:
@@ -109,7 +138,7 @@ def summarize(path):
             key = (interval.row, phase_category(interval.name))
             summary.tensor_phase_ms[key] = (summary.tensor_phase_ms.get(key, 0.0)
                                             + interval.duration_us / 1000)
-        if interval.depth == 0:
+        if interval.depth == 0 and not _is_framework_wait(interval):
             per_tensor[interval.row] += interval.duration_us / 1000
             if not _is_phase(interval):
                 summary.operations[interval.name] += 1
@@ -168,12 +197,17 @@ def format_summary(summary, top=10):
            f"{sum(summary.operations.values())} operations"
            + (f", {summary.rounds} rounds (cycle marks)" if summary.rounds else ""),
            "",
-           "where the time went (each instant once, to the most advanced phase in progress):"]
-    for category in CATEGORIES + (FRAMEWORK,):
+           "where the time went (each instant once, to the most advanced phase in progress"
+           + ("; horde's phases only while the framework was blocked on horde):"
+              if summary.framework_waits else "):")]
+    for category in CATEGORIES + ((BETWEEN,) if summary.framework_waits else ()) + (FRAMEWORK,):
         out.append(_line(category, summary.by_category_ms[category], summary.span_ms))
         if category == "communication":
             out += [_line(name, ms, summary.span_ms, 4)
                     for name, ms in summary.by_collective_ms.items()]
+    if summary.framework_waits:
+        out.append(f"  horde's work hidden behind the framework (not above): "
+                   f"{summary.hidden_ms:.3f} ms")
     out += ["", *format_stragglers(summary.straggler_reports)]
     out += ["",
             "time in each phase, summed over tensors (a fused operation counts once per tensor):"]
@@ -197,8 +231,8 @@ def format_comparison(summaries):
     """Several files' splits side by side, as shares of each file's span."""
     short = {"communication": "comm", "copy out": "copy out", "copy in": "copy in",
              "queue": "queue", "negotiation protocol": "protocol", WAITING: "waiting",
-             FRAMEWORK: "framework"}
-    labels = CATEGORIES + (FRAMEWORK,)
+             BETWEEN: "between", FRAMEWORK: "framework"}
+    labels = CATEGORIES + (BETWEEN, FRAMEWORK)
     width = max(len(summary.path) for summary in summaries)
     out = ["each file's span, split (%): " + ", ".join(f"{short[label]} = {label}"
                                                       for label in labels if short[label] != label),
