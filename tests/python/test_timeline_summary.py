@@ -161,10 +161,10 @@ def test_several_files_are_compared_side_by_side(tmp_path, capsys):
     assert sum(line.startswith("timeline ") for line in lines) == 2
     table = lines[lines.index(next(line for line in lines
                                    if line.startswith("each file's span, split"))) + 1:]
-    assert table[0].split() == ["file", "comm", "copy", "out", "copy", "in", "queue", "protocol",
-                                "waiting", "between", "framework"]
-    assert table[1].split() == [waiting, "33.3", "0.0", "0.0", "0.0", "16.7", "50.0", "0.0", "0.0"]
-    assert table[2].split() == [prompt, "45.0", "10.0", "5.0", "5.0", "15.0", "0.0", "0.0", "20.0"]
+    assert table[0].split() == ["file", "waiting", "comm", "copy", "out", "copy", "in", "queue",
+                                "protocol", "between", "framework"]
+    assert table[1].split() == [waiting, "50.0", "33.3", "0.0", "0.0", "0.0", "16.7", "0.0", "0.0"]
+    assert table[2].split() == [prompt, "0.0", "45.0", "10.0", "5.0", "5.0", "15.0", "0.0", "20.0"]
     if _has_matplotlib():
         assert (tmp_path / "ranks.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -1,5 +1,7 @@
 """A PNG chart of a timeline Summary (matplotlib, imported only when a chart is asked for)."""
 
+import os
+
 from horde.timeline.summary import BETWEEN, CATEGORIES, FRAMEWORK, WAITING
 
 COLORS = {"communication": "#d62728", "copy out": "#ff7f0e", "copy in": "#ffbb78",
@@ -65,7 +67,7 @@ def save_comparison_chart(summaries, path):
     """One bar per file (e.g. per rank): its span split into categories, in %."""
     pyplot = _pyplot()
     figure, axes = pyplot.subplots(figsize=(11, 1.2 + 0.6 * len(summaries)))
-    names = [summary.path for summary in summaries]
+    names = [os.path.basename(summary.path) for summary in summaries]
     left = [0.0] * len(summaries)
     for label in CATEGORIES + (BETWEEN, FRAMEWORK):
         widths = [100 * summary.by_category_ms[label] / summary.span_ms if summary.span_ms else 0

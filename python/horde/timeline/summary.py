@@ -1,13 +1,15 @@
 """Where the time went, from a timeline file.
 
-Each instant of the file's span is counted once: to the most advanced phase that any
-tensor is in at that instant (communication, then copy out, copy in, queue, the
-negotiation protocol, waiting for other ranks), or to the framework when no tensor is in
-any phase: time outside horde, the model's own compute and data loading. So the lines add
-up to the span. Waiting for other ranks (WAITING_FOR_RANKS) is the part of a negotiation
-spent in rounds that could not decide it because some rank had not submitted it yet; the
-protocol (NEGOTIATE) is the rest, the round that decided it. Files written by Horovod, or
-by horde before it told the two apart, count all of a negotiation as protocol.
+Each instant of the file's span is counted once: to waiting for other ranks when some
+tensor still waits for another rank's submission (the step cannot end before that rank
+submits, whatever else is in flight), else to the most advanced phase any tensor is in
+(communication, then copy out, copy in, queue, the negotiation protocol), or to the
+framework when no tensor is in any phase: time outside horde, the model's own compute and
+data loading. So the lines add up to the span. Waiting for other ranks
+(WAITING_FOR_RANKS) is the part of a negotiation spent in rounds that could not decide it
+because some rank had not submitted it yet; the protocol (NEGOTIATE) is the rest, the
+round that decided it. Files written by Horovod, or by horde before it told the two
+apart, count all of a negotiation as protocol.
 
 horde works in the background while the framework computes (gradients are reduced during
 the backward pass). When the file records when the framework's threads were blocked on
@@ -21,9 +23,9 @@ from dataclasses import dataclass, field
 
 from horde.timeline.trace import read_trace
 
-# Most advanced first: an instant goes to the first of these in progress.
 WAITING = "waiting for other ranks"
-CATEGORIES = ("communication", "copy out", "copy in", "queue", "negotiation protocol", WAITING)
+# In the order an instant goes to them: the first in progress takes it.
+CATEGORIES = (WAITING, "communication", "copy out", "copy in", "queue", "negotiation protocol")
 FRAMEWORK = "framework (outside horde)"
 # Blocked on horde while no tensor was in any phase (e.g. waking up after completion).
 BETWEEN = "blocked, between phases"
@@ -197,7 +199,8 @@ def format_summary(summary, top=10):
            f"{sum(summary.operations.values())} operations"
            + (f", {summary.rounds} rounds (cycle marks)" if summary.rounds else ""),
            "",
-           "where the time went (each instant once, to the most advanced phase in progress"
+           "where the time went (each instant once: to waiting when a tensor waits for "
+           "another rank, else to the most advanced phase in progress"
            + ("; horde's phases only while the framework was blocked on horde):"
               if summary.framework_waits else "):")]
     for category in CATEGORIES + ((BETWEEN,) if summary.framework_waits else ()) + (FRAMEWORK,):
