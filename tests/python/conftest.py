@@ -64,9 +64,9 @@ def run_python():
     """run_python(code, env={}, launcher=(), with_stderr=False, timeout=60): runs ``code``
     in a fresh Python (under the ``launcher`` command, e.g. mpirun, if given) and returns
     its stdout, or (stdout, stderr) with ``with_stderr``; fails the test if it exits
-    non-zero or runs over ``timeout`` seconds. The child gets this environment without the outer MPI job's variables (a
-    child that saw them would try to join that job) and without horde settings, plus
-    ``env``."""
+    non-zero or runs over ``timeout`` seconds. The child gets this environment without the
+    outer MPI job's variables (a child that saw them would try to join that job) and
+    without horde settings, plus ``env``."""
     from _child_job import child_environment
 
     def run(code, env=None, launcher=(), with_stderr=False, timeout=60):

@@ -106,7 +106,8 @@ def straggler_report(ts, straggler, cost):
 # A rank that waited for another: the first allreduce spent 6 ms of rounds waiting for it
 # and 1 ms deciding; the second was decided in the round that took it.
 WAITING_EVENTS = (row("grad.w", 1) + row("grad.b", 2)
-                  + operation("ALLREDUCE", [("WAITING_FOR_RANKS", 0, 6000), ("NEGOTIATE", 6000, 7000),
+                  + operation("ALLREDUCE", [("WAITING_FOR_RANKS", 0, 6000),
+                                            ("NEGOTIATE", 6000, 7000),
                                             ("MPI_ALLREDUCE", 7000, 9000)], 1)
                   + operation("ALLREDUCE", [("NEGOTIATE", 9000, 10000),
                                             ("MPI_ALLREDUCE", 10000, 12000)], 2))

@@ -237,8 +237,8 @@ def format_comparison(summaries):
              BETWEEN: "between", FRAMEWORK: "framework"}
     labels = CATEGORIES + (BETWEEN, FRAMEWORK)
     width = max(len(summary.path) for summary in summaries)
-    out = ["each file's span, split (%): " + ", ".join(f"{short[label]} = {label}"
-                                                      for label in labels if short[label] != label),
+    legend = ", ".join(f"{short[label]} = {label}" for label in labels if short[label] != label)
+    out = ["each file's span, split (%): " + legend,
            f"{'file':<{width}} " + " ".join(f"{short[label]:>9}" for label in labels)]
     for summary in summaries:
         shares = [100 * summary.by_category_ms[label] / summary.span_ms if summary.span_ms else 0
