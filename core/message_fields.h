@@ -60,6 +60,8 @@ struct FieldList<Request> {
     f(MakeField<kWire>("numbering_epoch", &Request::numbering_epoch));
     f(MakeField<kLocal>("submitted", &Request::submitted));
     f(MakeField<kWire>("waited_microseconds", &Request::waited_microseconds));
+    // Not a signature: a cached response answers the same request from another line.
+    f(MakeField<kWire>("call_site", &Request::call_site));
   }
 };
 

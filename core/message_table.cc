@@ -20,6 +20,36 @@ std::vector<PendingName> OldestFirst(std::vector<std::pair<uint64_t, PendingName
 
 }  // namespace
 
+std::vector<CallSiteRanks> CallSitesOf(const std::vector<const Request*>& requests) {
+  std::vector<CallSiteRanks> sites;
+  for (const Request* request : requests) {
+    if (request->call_site.empty()) continue;
+    auto same = std::find_if(sites.begin(), sites.end(), [&](const CallSiteRanks& site) {
+      return site.call_site == request->call_site;
+    });
+    if (same == sites.end()) {
+      same = sites.insert(sites.end(), CallSiteRanks{request->call_site, {}});
+    }
+    same->ranks.push_back(request->rank);
+  }
+  return sites;
+}
+
+std::string CalledAt(const std::vector<CallSiteRanks>& sites, const std::string& what,
+                     const RankNames& names) {
+  std::string text;
+  for (size_t i = 0; i < sites.size() && i < kCallSitesListed; ++i) {
+    text += i == 0 ? names.List(sites[i].ranks) + " called " + what + " at "
+                   : ", " + names.List(sites[i].ranks) + " at ";
+    text += sites[i].call_site;
+  }
+  if (sites.size() > kCallSitesListed) {
+    const size_t more = sites.size() - kCallSitesListed;
+    text += " and " + std::to_string(more) + " more call site" + (more == 1 ? "" : "s");
+  }
+  return text;
+}
+
 SteadyTime SubmittedAt(const Request& request, SteadyTime received) {
   // Bounded (at a year) so that no value off the wire can overflow the clock's arithmetic.
   constexpr int64_t kLongestWait = int64_t{365} * 24 * 3600 * 1000000;
@@ -97,15 +127,16 @@ PendingName MessageTable::PendingNameOf(const std::string& name, const Slot& slo
   PendingName pending;
   pending.name = name;
   pending.first_requested = slot.first_requested;
-  bool op_known = false;
+  std::vector<const Request*> asked;
   for (int r = 0; r < world_size_; ++r) {
-    if (slot.present[r] && !op_known) {
-      pending.op = slot.by_rank[r].op;
-      pending.numbering_epoch = slot.by_rank[r].numbering_epoch;
-      op_known = true;
-    }
+    if (slot.present[r]) asked.push_back(&slot.by_rank[r]);
     if (!Present(slot, r)) pending.missing.push_back(r);
   }
+  if (!asked.empty()) {
+    pending.op = asked[0]->op;
+    pending.numbering_epoch = asked[0]->numbering_epoch;
+  }
+  pending.call_sites = CallSitesOf(asked);
   return pending;
 }
 

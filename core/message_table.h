@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/joined_ranks.h"
+#include "core/rank_names.h"
 #include "core/request.h"
 
 namespace horde {
@@ -14,6 +15,24 @@ namespace horde {
 // less the time the rank says it had waited.
 SteadyTime SubmittedAt(const Request& request, SteadyTime received);
 
+// One place in the program that ranks submitted a name from, and those ranks.
+struct CallSiteRanks {
+  std::string call_site;  // "train.py:57"
+  std::vector<int> ranks;
+};
+
+// The distinct call sites of `requests` (one per rank), each with the ranks that gave it,
+// in the order the requests come; requests whose call site is unknown (empty) are left
+// out.
+std::vector<CallSiteRanks> CallSitesOf(const std::vector<const Request*>& requests);
+
+// Says where ranks called `what` (e.g. "allreduce 'x'", or "it"): "ranks 0,2 called it at
+// train.py:57, rank 3 at train.py:60", the first kCallSitesListed sites and how many more.
+// Empty when no site is known.
+constexpr size_t kCallSitesListed = 3;
+std::string CalledAt(const std::vector<CallSiteRanks>& sites, const std::string& what,
+                     const RankNames& names);
+
 // A name the coordinator holds, as the stall inspector sees it.
 struct PendingName {
   std::string name;
@@ -21,6 +40,8 @@ struct PendingName {
   SteadyTime first_requested;    // the earliest submission on any rank
   std::vector<int> missing;      // ranks that have neither asked for it nor joined
   int32_t numbering_epoch = -1;  // the request's: -1 for a name the caller gave
+  // Where the ranks that asked for it submitted it, as far as they know (CallSitesOf).
+  std::vector<CallSiteRanks> call_sites;
 };
 
 // The coordinator's record of which ranks have asked for which names. A name is ready

@@ -45,6 +45,9 @@ struct Request {
   // How long this rank had waited for it when it sent it to the coordinator, which
   // counts a stall from the earliest submission (see core/stall_inspector.h).
   int64_t waited_microseconds = 0;
+  // Where in the program this rank submitted it, e.g. "train.py:57" (see
+  // torch_plugin/call_site.h), for stall reports and mismatch errors; empty: unknown.
+  std::string call_site;
 
   int64_t size_bytes() const { return NumElements(shape) * DataTypeSize(dtype); }
   // The bytes of one row along the first dimension (a scalar is one row).

@@ -7,14 +7,25 @@
 #include <sstream>
 
 #include "core/joined_ranks.h"
+#include "core/message_table.h"
 #include "core/op_traits.h"
 #include "core/shortest_number.h"
 
 namespace horde {
 namespace {
 
+// " (rank 0 called it at a.py:6, rank 1 at a.py:9)": where the ranks submitted the
+// request, when they know; empty when none does.
+std::string CallSitesSuffix(const std::vector<Request>& by_rank, const RankNames& names) {
+  std::vector<const Request*> requests;
+  for (const auto& r : by_rank) requests.push_back(&r);
+  const std::string called = CalledAt(CallSitesOf(requests), "it", names);
+  return called.empty() ? "" : " (" + called + ")";
+}
+
 // Compares one field across ranks. On disagreement, writes an error naming each value
-// and the ranks holding it, e.g. "float32 on rank 0; int32 on rank 1".
+// and the ranks holding it, e.g. "float32 on rank 0; int32 on rank 1", then where they
+// called it.
 bool Agree(const std::vector<Request>& by_rank, const RankNames& names, const char* field,
            const std::function<std::string(const Request&)>& value, std::string* error) {
   std::map<std::string, std::vector<int>> ranks_by_value;
@@ -26,7 +37,7 @@ bool Agree(const std::vector<Request>& by_rank, const RankNames& names, const ch
     detail += kv.first + " on " + names.List(kv.second);
   }
   *error = "ranks disagree on the " + std::string(field) + " of " + OpTypeName(by_rank[0].op) +
-           " '" + by_rank[0].name + "': " + detail;
+           " '" + by_rank[0].name + "': " + detail + CallSitesSuffix(by_rank, names);
   return false;
 }
 

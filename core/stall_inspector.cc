@@ -42,8 +42,22 @@ std::string Age(double seconds) {
   return s.str();
 }
 
+// "    ranks 0,2 called allreduce 'a' at train.py:57" for each name of a line whose call
+// sites are known: where the ranks that did submit it wait.
+std::string CallSiteLines(const std::vector<const PendingName*>& names) {
+  std::string lines;
+  for (size_t i = 0; i < names.size() && i < StallInspector::kNamesPerLine; ++i) {
+    const std::string what = std::string(OpTypeName(names[i]->op)) + " '" + names[i]->name + "'";
+    // The ranks are world ranks by now (Inspect translated them).
+    const std::string called = CalledAt(names[i]->call_sites, what, RankNames());
+    if (!called.empty()) lines += "    " + called + "\n";
+  }
+  return lines;
+}
+
 // "  rank 1 has not submitted allreduce 'a', broadcast 'b' and 3 more (waiting up to 75 s)"
-// for names sharing one set of missing ranks, oldest first.
+// for names sharing one set of missing ranks, oldest first, then where the others
+// called them (CallSiteLines).
 std::string Line(const std::vector<const PendingName*>& names, SteadyTime now) {
   const std::vector<int>& missing = names[0]->missing;
   // The missing ranks are world ranks by now (Inspect translated them).
@@ -57,7 +71,8 @@ std::string Line(const std::vector<const PendingName*>& names, SteadyTime now) {
     line += " and " + std::to_string(names.size() - StallInspector::kNamesPerLine) + " more";
   }
   const std::string age = Age(Seconds(now - names[0]->first_requested));
-  return line + (names.size() == 1 ? " (waiting " : " (waiting up to ") + age + ")\n";
+  return line + (names.size() == 1 ? " (waiting " : " (waiting up to ") + age + ")\n" +
+         CallSiteLines(names);
 }
 
 // One line per set of missing ranks, in the order of each set's oldest name.
@@ -148,6 +163,9 @@ StallInspector::Findings StallInspector::Inspect(SteadyTime now, MessageTable* t
   std::vector<SteadyTime> still_waiting;
   for (auto& pending : table->Waiting()) {
     for (int& rank : pending.missing) rank = names_.World(rank);
+    for (auto& site : pending.call_sites) {
+      for (int& rank : site.ranks) rank = names_.World(rank);
+    }
     const double age = Seconds(now - pending.first_requested);
     if (settings_.shutdown_seconds > 0 && age >= settings_.shutdown_seconds) {
       expired.push_back(std::move(pending));

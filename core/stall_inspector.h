@@ -14,10 +14,11 @@ namespace horde {
 
 // Watches the coordinator's table for stalls: names that some ranks have submitted and
 // others have not, for so long that the submitting ranks are probably waiting forever.
-// It writes a report naming the missing ranks, the operations and the likely causes,
-// and, past the shutdown time, fails those operations (on the ranks that submitted
-// them) instead of letting them hang; the runtime keeps running. A name's age counts
-// from its earliest submission on any rank (MessageTable's first_requested).
+// It writes a report naming the missing ranks, the operations, where the other ranks
+// submitted them (the requests' call sites, when known) and the likely causes, and, past
+// the shutdown time, fails those operations (on the ranks that submitted them) instead
+// of letting them hang; the runtime keeps running. A name's age counts from its earliest
+// submission on any rank (MessageTable's first_requested).
 //
 // The caller passes the time in, so tests step it deterministically. Inspect() is meant
 // to be called every slow round: it looks at the table only when next_due() has come,
@@ -25,8 +26,9 @@ namespace horde {
 // reports and failures come when a name reaches its limit, not a polling period later.
 class StallInspector {
  public:
-  // Operations listed per line of a report (one line per set of missing ranks), and
-  // lines per report; the rest are counted.
+  // Operations listed per line of a report (one line per set of missing ranks, each
+  // followed by a line per listed operation whose call sites are known), and lines per
+  // report; the rest are counted.
   static constexpr size_t kNamesPerLine = 5;
   static constexpr size_t kMaxLines = 10;
 

@@ -15,7 +15,7 @@ namespace horde {
 
 // The format's number, compared across ranks at init() (core/build_identity.h): raise it
 // with every change to the encoding or to the fields of core/message_fields.h.
-inline constexpr int kWireFormat = 2;
+inline constexpr int kWireFormat = 3;
 
 std::string EncodeRequestList(const RequestList& list);
 Status DecodeRequestList(const std::string& bytes, RequestList* list);

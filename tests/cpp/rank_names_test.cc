@@ -46,6 +46,12 @@ TEST(RankNames, MismatchErrorsOfASetNameWorldRanksAndWorldRoots) {
       {Broadcast(0, 0, DataType::kFloat32), Broadcast(1, 1, DataType::kFloat32)}, {}, set);
   EXPECT_EQ(roots.error_message,
             "ranks disagree on the root rank of broadcast 'b': 2 on rank 2; 7 on rank 7");
+  Request from_a = Broadcast(0, 1, DataType::kFloat32), from_b = Broadcast(1, 1, DataType::kInt32);
+  from_a.call_site = "a.py:3";
+  from_b.call_site = "b.py:4";
+  EXPECT_EQ(BuildResponse({from_a, from_b}, {}, set).error_message,
+            "ranks disagree on the dtype of broadcast 'b': float32 on rank 2; int32 on rank 7 "
+            "(rank 2 called it at a.py:3, rank 7 at b.py:4)");
   Response joined = BuildResponse({Broadcast(0, 0, DataType::kFloat32)}, {1}, set);
   EXPECT_NE(joined.error_message.find("while rank 7 has joined"), std::string::npos)
       << joined.error_message;
@@ -56,6 +62,7 @@ TEST(RankNames, StallReportsOfASetNameWorldRanks) {
   Request r;
   r.name = "x";
   r.shape = {4};
+  r.call_site = "train.py:5";
   for (int rank : {0, 1}) {
     r.rank = rank;
     table.Add(r, SteadyTime());
@@ -65,7 +72,10 @@ TEST(RankNames, StallReportsOfASetNameWorldRanks) {
   StallInspector inspector(settings, RankNames({3, 5, 8}));
   const std::string report =
       inspector.Inspect(SteadyTime() + std::chrono::seconds(2), &table).report;
-  EXPECT_NE(report.find("\n  rank 8 has not submitted allreduce 'x'"), std::string::npos) << report;
+  EXPECT_NE(report.find("\n  rank 8 has not submitted allreduce 'x' (waiting 2.0 s)\n"
+                        "    ranks 3,5 called allreduce 'x' at train.py:5\n"),
+            std::string::npos)
+      << report;
 }
 
 }  // namespace

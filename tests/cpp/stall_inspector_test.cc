@@ -33,6 +33,21 @@ void Submit(MessageTable* table, const std::string& name, std::initializer_list<
   }
 }
 
+// Each rank of `sites` asks for `name` at `seconds` from its call site ("" unknown).
+void SubmitFrom(MessageTable* table, const std::string& name,
+                const std::vector<std::pair<int, std::string>>& sites, double seconds,
+                OpType op = OpType::kAllreduce) {
+  for (const auto& [rank, site] : sites) {
+    Request r;
+    r.rank = rank;
+    r.name = name;
+    r.op = op;
+    r.shape = {4};
+    r.call_site = site;
+    table->Add(r, At(seconds));
+  }
+}
+
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -270,6 +285,64 @@ TEST(StallInspector, NamesEveryActiveRankAskedForAreNotStalled) {
   EXPECT_TRUE(Contains(report, "\n  rank 1 has not submitted allreduce 'y' (waiting 5.0 s)\n"))
       << report;
   EXPECT_FALSE(Contains(report, "'x'")) << report;
+}
+
+TEST(StallInspector, SaysWhereTheRanksThatSubmittedANameCalledIt) {
+  MessageTable table(5);
+  SubmitFrom(&table, "x", {{0, "train.py:57"}, {2, "train.py:57"}, {3, "eval.py:9"}, {4, ""}}, 0);
+  StallInspector inspector(Settings(60));
+  const std::string report = inspector.Inspect(At(61), &table).report;
+  // Identical sites share a line's entry, by ranks; a rank with no known site is left out.
+  EXPECT_TRUE(Contains(report,
+                       "\n  rank 1 has not submitted allreduce 'x' (waiting 61 s)\n"
+                       "    ranks 0,2 called allreduce 'x' at train.py:57, rank 3 at eval.py:9\n"
+                       "likely causes:"))
+      << report;
+}
+
+TEST(StallInspector, EachListedNameOfALineGetsOneLineOfCallSites) {
+  MessageTable table(2);
+  for (int i = 0; i < 7; ++i) {
+    const std::string name = "g" + std::to_string(i);
+    SubmitFrom(&table, name, {{0, i == 1 ? "" : "loop.py:" + std::to_string(10 + i)}}, i);
+  }
+  StallInspector inspector(Settings(60));
+  const std::string report = inspector.Inspect(At(70), &table).report;
+  EXPECT_TRUE(Contains(report,
+                       " and 2 more (waiting up to 70 s)\n"
+                       "    rank 0 called allreduce 'g0' at loop.py:10\n"
+                       "    rank 0 called allreduce 'g2' at loop.py:12\n"
+                       "    rank 0 called allreduce 'g3' at loop.py:13\n"
+                       "    rank 0 called allreduce 'g4' at loop.py:14\n"
+                       "likely causes:"))
+      << report;
+  EXPECT_FALSE(Contains(report, "loop.py:15")) << "only the listed names' sites";
+}
+
+TEST(StallInspector, ListsTheFirstCallSitesOfANameAndCountsTheRest) {
+  MessageTable table(6);
+  std::vector<std::pair<int, std::string>> sites;
+  for (int rank = 0; rank < 5; ++rank)
+    sites.emplace_back(rank, "r" + std::to_string(rank) + ".py:1");
+  SubmitFrom(&table, "x", sites, 0, OpType::kBroadcast);
+  StallInspector inspector(Settings(1));
+  const std::string report = inspector.Inspect(At(1), &table).report;
+  EXPECT_TRUE(Contains(report,
+                       "\n    rank 0 called broadcast 'x' at r0.py:1, rank 1 at r1.py:1, rank 2 "
+                       "at r2.py:1 and 2 more call sites\n"))
+      << report;
+}
+
+TEST(StallInspector, TheFailureSaysWhereTheFailingRanksCalledTheName) {
+  MessageTable table(2);
+  SubmitFrom(&table, "x", {{0, "stall.py:7"}}, 0);
+  StallInspector inspector(Settings(1, 2));
+  StallInspector::Findings findings = inspector.Inspect(At(2), &table);
+  ASSERT_EQ(Names(findings.failed), std::vector<std::string>{"x"});
+  EXPECT_TRUE(Contains(findings.failed[0].error_message,
+                       "\n  rank 1 has not submitted allreduce 'x' (waiting 2.0 s)\n"
+                       "    rank 0 called allreduce 'x' at stall.py:7\n"))
+      << findings.failed[0].error_message;
 }
 
 }  // namespace

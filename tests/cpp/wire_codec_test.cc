@@ -39,6 +39,9 @@ RequestList EveryKindOfRequest() {
         r.group_size = i % 5 == 0 ? 3 : 0;
         r.numbering_epoch = i % 4 - 1;  // named (-1) and numbered in epochs 0-2
         r.waited_microseconds = i % 2 == 0 ? 0 : (int64_t{1} << 40) + i;
+        // Unknown, relative, and absolute with any bytes a file name may have.
+        if (i % 3 == 1) r.call_site = "train.py:" + std::to_string(i);
+        if (i % 3 == 2) r.call_site = "/home/ü/日本/a b.py:" + std::to_string(i);
         list.requests.push_back(r);
       }
     }
@@ -234,9 +237,12 @@ TEST(WireCodec, HugeLengthPrefixesAreRejectedWithoutAllocating) {
   constexpr size_t kSmall = 4096;  // far below what any of the huge prefixes would need
   const std::string name = "grad";
   const std::string valid_request = EncodeRequestList(OneRequest(name));
+  // The call site's length is a request's last field.
+  const size_t call_site_length_at = valid_request.size() - 4;
   for (auto [offset, old] : {std::pair<size_t, uint32_t>{kCountAt, 1},
                              {kNameLengthAt, static_cast<uint32_t>(name.size())},
-                             {ShapeCountAt(name), 1}}) {
+                             {ShapeCountAt(name), 1},
+                             {call_site_length_at, 0}}) {
     std::string bytes = valid_request;
     PatchU32(&bytes, offset, old, kHuge);
     Status s;
