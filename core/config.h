@@ -24,6 +24,14 @@ struct StallSettings {
   double shutdown_seconds = 0.0;  // fail names stalled this long; 0: never
 };
 
+// HORDE_CALL_SITES: which of a rank's submissions carry where its Python program made
+// them (torch_plugin/call_site.h), for stall reports and mismatch errors.
+enum class CallSiteMode {
+  kFirst,   // unnamed operations, and each name's first submission on this rank
+  kAlways,  // every submission
+  kOff,     // none
+};
+
 // Runtime settings, read once at init() from the HORDE_* variables of the settings table
 // (core/settings.cc; HOROVOD_* accepted as aliases, the HORDE_ name wins). A malformed
 // value is an error naming the variable and the expected form, never a silent default.
@@ -52,6 +60,7 @@ struct Config {
   bool dynamic_process_sets = false;
   // HORDE_STRAGGLER_REPORT: rank 0 logs the straggler report (core/straggler_watch.h).
   bool straggler_report = true;
+  CallSiteMode call_sites = CallSiteMode::kFirst;
 
   static Status FromEnv(const EnvLookup& env, Config* config);
 };

@@ -8,6 +8,20 @@ namespace {
 constexpr SettingScope kShared = SettingScope::kShared;
 constexpr SettingScope kPerRank = SettingScope::kPerRank;
 
+CallSiteMode CallSiteModeOf(const std::string& choice) {
+  if (choice == "always") return CallSiteMode::kAlways;
+  return choice == "off" ? CallSiteMode::kOff : CallSiteMode::kFirst;
+}
+
+std::string CallSiteModeText(const Config& config) {
+  switch (config.call_sites) {
+    case CallSiteMode::kAlways: return "always";
+    case CallSiteMode::kOff: return "off";
+    case CallSiteMode::kFirst: break;
+  }
+  return "first";
+}
+
 // One row per setting, in the order Config::FromEnv reads them. A shared row says why
 // ranks must agree on it.
 std::vector<Setting> MakeSettings() {
@@ -85,6 +99,17 @@ std::vector<Setting> MakeSettings() {
       // Per rank: only rank 0 logs the report (every rank exchanges its waits either way).
       {"STRAGGLER_REPORT", Form::kSwitch, "1", kPerRank, Field<&Config::straggler_report>(),
        kNoFlag, "1 logs (info) the rank the others wait for, at most once a minute"},
+      // Per rank: a call site only describes a request, and each rank names its own.
+      {"CALL_SITES",
+       Form::kChoice,
+       "first",
+       kPerRank,
+       ConvertedField{[](const std::string& v, Config* c) { c->call_sites = CallSiteModeOf(v); },
+                      [](const Config& c) -> std::string { return CallSiteModeText(c); }},
+       kNoFlag,
+       "where stall and mismatch messages say Python called an operation: first "
+       "(unnamed ones and each name's first call), always, or off",
+       {"first", "always", "off"}},
   };
 }
 

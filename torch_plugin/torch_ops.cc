@@ -9,6 +9,7 @@
 #include "gpu_ops/device_ops.h"
 #include "mpi_ops/make_runtime.h"
 #include "mpi_ops/mpi_context.h"
+#include "torch_plugin/call_site.h"
 #include "torch_plugin/cuda_ready_event.h"
 #include "torch_plugin/operation_table.h"
 #include "torch_plugin/submission.h"
@@ -35,8 +36,12 @@ int RootInSet(int root_rank, int32_t process_set, const std::vector<int>& ranks)
 
 // The tensors of one operation (several for a group), checked, not yet queued.
 struct Batch {
-  explicit Batch(std::string failure_context) : context(std::move(failure_context)) {}
-  std::string context;  // see Target
+  // An operation named `name` ("" for the runtime to number) on `target`.
+  Batch(const Target& target, const std::string& name)
+      : context(target.context),
+        call_site(CallSiteFor(target.runtime->config().call_sites, name)) {}
+  std::string context;    // see Target
+  std::string call_site;  // every request's: where the program submitted the operation
   std::vector<Request> requests;
   std::vector<TensorEntry> entries;
   std::vector<at::Tensor> inputs;  // what outputs the operation allocates are made like
@@ -46,6 +51,7 @@ struct Batch {
 void AddTensor(Request request, const at::Tensor& input, const at::Tensor& output, Batch* batch) {
   TensorEntry entry;
   BindTensors(input, output, &request, &entry);
+  request.call_site = batch->call_site;
   batch->requests.push_back(std::move(request));
   batch->entries.push_back(std::move(entry));
   batch->inputs.push_back(input);
@@ -96,7 +102,7 @@ HandleId EnqueueOne(Runtime& runtime, Batch batch) {
 HandleId EnqueueOnSet(Request request, const at::Tensor& input, const at::Tensor& output,
                       int32_t process_set) {
   Target target = RequireSet(process_set);
-  Batch batch(target.context);
+  Batch batch(target, request.name);
   AddTensor(std::move(request), input, output, &batch);
   return EnqueueOne(*target.runtime, std::move(batch));
 }
@@ -111,7 +117,7 @@ HandleId EnqueueGroupOnSet(const Request& prototype, const std::vector<at::Tenso
     throw Error(Status::InvalidArgument(std::string("grouped ") + OpTypeName(prototype.op) +
                                         " needs a non-empty list of tensors"));
   }
-  Batch batch(target.context);
+  Batch batch(target, name);
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
       AddTensor(prototype, inputs[i], i < outputs.size() ? outputs[i] : at::Tensor(), &batch);
@@ -212,7 +218,7 @@ HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int r
   request.op = OpType::kBroadcast;
   request.name = name;
   request.root = RootInSet(root_rank, process_set, target.ranks);
-  Batch batch(target.context);
+  Batch batch(target, name);
   AddTensor(std::move(request), input, output, &batch);
   return EnqueueOne(*target.runtime, std::move(batch));
 }
@@ -246,7 +252,7 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
   Request request;
   request.op = OpType::kAlltoall;
   request.name = name;
-  Batch batch(target.context);
+  Batch batch(target, name);
   AddTensor(std::move(request), input, at::Tensor(), &batch);
   Status status = ResolveAlltoallSplits(batch.requests[0], set_size, &splits);
   if (!status.ok()) throw Error(InContext(status, batch.context));
@@ -288,7 +294,7 @@ HandleId JoinAsync(const at::Tensor& last_joined_rank, int32_t device) {
   Request request;
   request.op = OpType::kJoin;
   Target target = RequireSet(0);
-  Batch batch(target.context);
+  Batch batch(target, request.name);
   AddTensor(std::move(request), last_joined_rank, last_joined_rank, &batch);
   // A join request's device is where its zeros go, not where its (host) output lives.
   batch.requests[0].device = device;
