@@ -174,6 +174,7 @@ def test_operations_before_init_raise(run_python):
     ("HORDE_STALL_CHECK_TIME_SECONDS", "0", "a positive number"),
     ("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", "soon", "a non-negative number"),
     ("HORDE_STALL_CHECK_DISABLE", "yes", "1 (on) or 0 (off)"),
+    ("HORDE_CALL_SITES", "sometimes", "expected first or always or off"),
 ])
 def test_malformed_environment_variable(run_python, variable, value, expected):
     out = run_python("""
