@@ -61,6 +61,9 @@ struct Config {
   // HORDE_STRAGGLER_REPORT: rank 0 logs the straggler report (core/straggler_watch.h).
   bool straggler_report = true;
   CallSiteMode call_sites = CallSiteMode::kFirst;
+  // HORDE_TOPOLOGY: "auto" measures the links between hosts at init (jobs of more than one
+  // host) and plans spanning trees over them; "off"; anything else is a link matrix file.
+  std::string topology = "auto";
 
   static Status FromEnv(const EnvLookup& env, Config* config);
 };

@@ -110,6 +110,11 @@ std::vector<Setting> MakeSettings() {
        "where stall and mismatch messages say Python called an operation: first "
        "(unnamed ones and each name's first call), always, or off",
        {"first", "always", "off"}},
+      // Shared: measuring the links is collective, and every rank plans the same trees.
+      {"TOPOLOGY", Form::kFileName, "auto", kShared, Field<&Config::topology>(),
+       Flag("--topology", "auto|off|FILE"),
+       "auto: measure the links between hosts and use spanning trees where they are faster; "
+       "off; or a link matrix file"},
   };
 }
 

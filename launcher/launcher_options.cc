@@ -191,6 +191,13 @@ const std::vector<OptionSpec>& OptionSpecs() {
        "",
        "print the command and environment, run nothing",
        [](LauncherOptions& o, const std::string&) { o.dry_run = true; }},
+      {{"--probe-topology"},
+       "FILE",
+       "measure the links between the job's hosts into FILE (for HORDE_TOPOLOGY=FILE); "
+       "runs no command",
+       [](LauncherOptions& o, const std::string& v) {
+         o.probe_topology = NonEmpty("--probe-topology", v, "a file name");
+       }},
       {{"--check-build"},
        "",
        "print what this build supports",
@@ -271,6 +278,14 @@ void CheckComplete(const LauncherOptions& options) {
     throw UsageError("-H and --hostfile both give hosts: use one of them");
   }
   CheckElastic(options);
+  if (!options.probe_topology.empty()) {
+    if (!options.command.empty() || options.elastic()) {
+      throw UsageError(
+          "--probe-topology runs its own measurement: drop the command and "
+          "--host-discovery-script, e.g. horderun -H a:1,b:1 --probe-topology links.txt");
+    }
+    return;
+  }
   if (options.command.empty()) {
     throw UsageError(
         "no command to run: put it after the options, e.g. "

@@ -30,6 +30,9 @@ struct LauncherOptions {
   bool show_version = false;
   bool show_help = false;
   bool list_settings = false;  // --list-settings: print the settings table
+  // --probe-topology FILE: the job measures its links into FILE instead of running a
+  // command (the command becomes horde-topology probe, beside horderun).
+  std::string probe_topology;
   std::vector<std::string> command;
   // Elastic jobs (see elastic_supervisor.h): on when a discovery script is given.
   std::string host_discovery_script;  // absolute once MakeElasticSpec has run

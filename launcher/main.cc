@@ -61,8 +61,21 @@ void CreateOutputDir(const std::string& dir) {
   if (error) throw UsageError("--output-filename: cannot create '" + dir + "': " + error.message());
 }
 
+// The command of a --probe-topology job: the probe beside this horderun, with the file
+// made absolute, since ranks start in the launching directory only on this host.
+std::vector<std::string> ProbeCommand(const std::string& file) {
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+  const std::filesystem::path probe = self.parent_path() / "horde-topology";
+  if (!std::filesystem::exists(probe)) {
+    throw UsageError("--probe-topology: '" + probe.string() +
+                     "' is missing: this horderun was installed without horde's probe");
+  }
+  return {probe.string(), "probe", "--output", std::filesystem::absolute(file).string()};
+}
+
 int Run(const std::vector<std::string>& args) {
   LauncherOptions options = ParseOptions(args);
+  if (!options.probe_topology.empty()) options.command = ProbeCommand(options.probe_topology);
   Environment env = CurrentEnvironment();
   if (options.show_help) return std::cout << HelpText(), 0;
   if (options.show_version) return std::cout << "horderun " << kVersion << "\n", 0;

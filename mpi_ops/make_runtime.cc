@@ -4,6 +4,7 @@
 
 #include "core/logging.h"
 #include "core/shared_config.h"
+#include "mpi_ops/job_topology.h"
 #include "mpi_ops/mpi_adasum_allreduce.h"
 #include "mpi_ops/mpi_allgather.h"
 #include "mpi_ops/mpi_allreduce.h"
@@ -12,23 +13,34 @@
 #include "mpi_ops/mpi_broadcast.h"
 #include "mpi_ops/mpi_reducescatter.h"
 #include "mpi_ops/mpi_transport.h"
+#include "mpi_ops/mpi_tree_allreduce.h"
+#include "mpi_ops/mpi_tree_broadcast.h"
 
 namespace horde {
 namespace mpi {
 
 namespace {
 
+// `plan`, when it has trees, adds the tree ops in front of MPI's allreduce and broadcast.
 Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& context,
-                   const DeviceOps& device, std::unique_ptr<Runtime>* runtime) {
+                   const DeviceOps& device, const std::shared_ptr<const TopologyPlan>& plan,
+                   std::unique_ptr<Runtime>* runtime) {
   auto types = std::make_shared<MpiDatatypes>();
   auto ops = std::make_unique<OpRegistry>();
   auto timeline = std::make_shared<Timeline>();
+  auto fusion_buffer = std::make_shared<FusionBuffer>(context);
   // Registered first: the device ops are tried before the host ones (and decline host
   // tensors).
   if (device.register_ops) device.register_ops(config, ops.get(), context, types, timeline);
   // Adasum is no MPI reduction op: its own algorithm, tried before the plain allreduce.
   ops->Register(OpType::kAllreduce, std::make_unique<MpiAdasumAllreduce>(context, timeline));
-  ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(context, types, timeline));
+  if (plan && !plan->trees().empty()) {
+    ops->Register(OpType::kAllreduce, std::make_unique<MpiTreeAllreduce>(context, types, timeline,
+                                                                         fusion_buffer, plan));
+    ops->Register(OpType::kBroadcast, std::make_unique<MpiTreeBroadcast>(context, timeline, plan));
+  }
+  ops->Register(OpType::kAllreduce,
+                std::make_unique<MpiAllreduce>(context, types, timeline, fusion_buffer));
   ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context));
   ops->Register(OpType::kBroadcast, std::make_unique<MpiBroadcast>(context));
   ops->Register(OpType::kAlltoall, std::make_unique<MpiAlltoall>(context));
@@ -52,7 +64,9 @@ Status MakeRuntime(const Status& parsed, const Config& config, const DeviceOps& 
   MpiTransport transport(context);
   const BuildIdentity build = BuildIdentity::Current(device.library);
   HORDE_RETURN_IF_ERROR(AgreeOnConfig(&transport, build, parsed, &agreed));
-  return RuntimeOver(agreed, context, device, runtime);
+  std::shared_ptr<const TopologyPlan> plan;
+  HORDE_RETURN_IF_ERROR(PlanJobTopology(agreed, context, &plan));
+  return RuntimeOver(agreed, context, device, plan, runtime);
 }
 
 Status MakeProcessSetRuntime(const Config& config, const std::vector<int>& ranks,
@@ -61,7 +75,8 @@ Status MakeProcessSetRuntime(const Config& config, const std::vector<int>& ranks
   HORDE_RETURN_IF_ERROR(MpiContext::CreateForRanks(ranks, &context));
   runtime->reset();
   if (!context) return Status::Ok();
-  return RuntimeOver(config, context, device, runtime);
+  // A process set's collectives stay on MPI: the plan is for the world's ranks.
+  return RuntimeOver(config, context, device, nullptr, runtime);
 }
 
 RuntimeFactory RuntimeFactoryWith(DeviceOps device) {

@@ -5,10 +5,7 @@
 #include <cstring>
 #include <functional>
 
-#include "core/operation_name.h"
-#include "core/rank_agreement.h"
 #include "mpi_ops/host_scale.h"
-#include "mpi_ops/mpi_transport.h"
 #include "mpi_ops/mpi_wait.h"
 
 namespace horde {
@@ -46,7 +43,7 @@ Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& 
   }
   FusionCopier& copier = copier_;
   copier.Layout(entries);
-  HORDE_RETURN_IF_ERROR(BindFusionBuffer(&copier, response));
+  HORDE_RETURN_IF_ERROR(fusion_buffer_->Bind(&copier, response));
   const int64_t total = copier.total_bytes();
   if (total > kPipelineChunkBytes) {
     // Copies and reductions interleave; the timeline shows the pipeline as one phase.
@@ -59,19 +56,6 @@ Status MpiAllreduce::Execute(std::vector<TensorEntry>& entries, const Response& 
   HORDE_RETURN_IF_ERROR(ReduceInPlace(copier.buffer(), total / element_size, response));
   timeline_->ActivityStart(response.names, "MEMCPY_OUT_FUSION_BUFFER");
   copier.CopyOut(0, total);
-  return Status::Ok();
-}
-
-Status MpiAllreduce::BindFusionBuffer(FusionCopier* copier, const Response& response) {
-  const Status bound = copier->Bind(&fusion_buffer_);
-  // Within what every rank has held, the buffer does not grow (so cannot fail). Beyond
-  // it, the ranks agree first: all execute the same responses, so all get here together.
-  if (copier->total_bytes() <= agreed_fusion_bytes_) return bound;
-  MpiTransport transport(context_);
-  HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(&transport, bound,
-                                          OperationName("allreduce", response.names),
-                                          RankNames(context_->topology().world_ranks)));
-  agreed_fusion_bytes_ = copier->total_bytes();
   return Status::Ok();
 }
 

@@ -5,8 +5,8 @@
 
 #include "core/collective_op.h"
 #include "core/timeline.h"
+#include "mpi_ops/fusion_buffer.h"
 #include "mpi_ops/fusion_copier.h"
-#include "mpi_ops/host_buffer.h"
 #include "mpi_ops/mpi_context.h"
 #include "mpi_ops/mpi_datatypes.h"
 
@@ -22,14 +22,13 @@ class MpiAllreduce : public CollectiveOp {
  public:
   static constexpr int64_t kPipelineChunkBytes = 4 << 20;
 
-  // Records its phases (copies, the collective) on `timeline`; `allocate` backs the
-  // fusion buffer (tests inject failures).
+  // Records its phases (copies, the collective) on `timeline`; fuses in `fusion_buffer`.
   MpiAllreduce(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types,
-               std::shared_ptr<Timeline> timeline, HostAllocator allocate = AlignedAllocate)
+               std::shared_ptr<Timeline> timeline, std::shared_ptr<FusionBuffer> fusion_buffer)
       : context_(std::move(context)),
         types_(std::move(types)),
         timeline_(std::move(timeline)),
-        fusion_buffer_(std::move(allocate)) {}
+        fusion_buffer_(std::move(fusion_buffer)) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>&) const override {
     return response.device == kCpuDevice;
@@ -39,9 +38,6 @@ class MpiAllreduce : public CollectiveOp {
  private:
   using ByteRange = std::pair<int64_t, int64_t>;
 
-  // Points the copier at the fusion buffer, grown if needed: growth beyond what every
-  // rank has held is agreed, so a rank that cannot grow it fails the op on every rank.
-  Status BindFusionBuffer(FusionCopier* copier, const Response& response);
   Status ReduceInPlace(void* data, int64_t count, const Response& response);
   Status ReducePipelined(const FusionCopier& copier, const Response& response);
   // Prescales the chunk and starts its non-blocking allreduce.
@@ -50,9 +46,8 @@ class MpiAllreduce : public CollectiveOp {
   std::shared_ptr<MpiContext> context_;
   std::shared_ptr<MpiDatatypes> types_;
   std::shared_ptr<Timeline> timeline_;
-  HostBuffer fusion_buffer_;
-  FusionCopier copier_;              // laid out again for each fused response
-  int64_t agreed_fusion_bytes_ = 0;  // the largest fused size every rank has held
+  std::shared_ptr<FusionBuffer> fusion_buffer_;
+  FusionCopier copier_;  // laid out again for each fused response
 };
 
 }  // namespace mpi

@@ -51,7 +51,8 @@ class AllocationTest : public ::testing::Test {
     auto types = std::make_shared<MpiDatatypes>();
     auto ops = std::make_unique<OpRegistry>();
     ops->Register(OpType::kAllreduce, std::make_unique<MpiAllreduce>(
-                                          context, types, std::make_shared<Timeline>(), allocate));
+                                          context, types, std::make_shared<Timeline>(),
+                                          std::make_shared<FusionBuffer>(context, allocate)));
     ops->Register(OpType::kAllgather, std::make_unique<MpiAllgather>(context, allocate));
     ops->Register(OpType::kReducescatter,
                   std::make_unique<MpiReducescatter>(context, types, allocate));

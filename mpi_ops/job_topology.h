@@ -1,0 +1,23 @@
+#pragma once
+
+#include <memory>
+
+#include "core/config.h"
+#include "core/topology_plan.h"
+#include "mpi_ops/mpi_context.h"
+
+namespace horde {
+namespace mpi {
+
+// The links of the job and the spanning trees planned over them, as HORDE_TOPOLOGY says:
+//   off   no plan: every collective stays on MPI;
+//   auto  for a job of more than one host with one rank per host, the links are measured
+//         (mpi_ops/link_probe.h); a one-host job has nothing to plan;
+//   FILE  the link matrix in FILE (core/link_matrix.h), one row per rank.
+// Collective over `context`, and the same on every rank: a rank that cannot read its file
+// fails init on every rank, naming it. *plan stays null when nothing is planned.
+Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& context,
+                       std::shared_ptr<const TopologyPlan>* plan);
+
+}  // namespace mpi
+}  // namespace horde

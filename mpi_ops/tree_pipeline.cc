@@ -1,0 +1,206 @@
+#include "mpi_ops/tree_pipeline.h"
+
+#include <algorithm>
+
+#include "core/collective_cost.h"
+#include "mpi_ops/mpi_context.h"
+
+namespace horde {
+namespace mpi {
+namespace {
+
+// Tree t's chunks go up with tag kTagBase + 2t and down with kTagBase + 2t + 1. One
+// response runs at a time on the background thread, so the tags only need to differ
+// between trees and from the other ops' (core messages are collectives, Adasum 0xADA5).
+constexpr int kTagBase = 0x7E20;
+
+}  // namespace
+
+// One tree's share of the buffer, as this rank sees it.
+struct TreePipeline::TreeRun {
+  int tree = 0;
+  int parent = -1;  // -1 at the root
+  std::vector<int> children;
+  char* data = nullptr;
+  int64_t count = 0;  // elements of the share
+  int64_t chunk = 0;  // elements per chunk
+  int64_t chunks = 0;
+  int element_size = 0;
+  bool reduce = false;
+  MPI_Datatype type = MPI_BYTE;
+  MPI_Op op = MPI_OP_NULL;
+  char* slots = nullptr;  // kWindow chunks per child, for the reduction
+  int64_t reduced = 0;      // chunks combined with every child's
+  int64_t down_posted = 0;  // chunks whose receive from the parent is posted
+  int64_t down_done = 0;    // chunks final on this rank and passed to the children
+  std::vector<MPI_Request> child_receives;  // [slot * children + child]
+  std::vector<MPI_Request> up_sends;        // per chunk
+  std::vector<MPI_Request> down_receives;   // per chunk
+  std::vector<MPI_Request> down_sends;      // per chunk and child
+
+  char* Chunk(int64_t c) const { return data + c * chunk * element_size; }
+  int ChunkCount(int64_t c) const { return static_cast<int>(std::min(chunk, count - c * chunk)); }
+  char* Slot(int64_t c, size_t child) const {
+    return slots + ((c % kWindow) * children.size() + child) * chunk * element_size;
+  }
+  int up_tag() const { return kTagBase + 2 * tree; }
+  int down_tag() const { return kTagBase + 2 * tree + 1; }
+};
+
+Status TreePipeline::Allreduce(const std::vector<SpanningTree>& trees, char* data, int64_t count,
+                               int element_size, MPI_Datatype type, MPI_Op op) {
+  return Run(trees, data, count, element_size, /*reduce=*/true, type, op);
+}
+
+Status TreePipeline::Broadcast(const std::vector<SpanningTree>& trees, char* data, int64_t count,
+                               int element_size) {
+  return Run(trees, data, count, element_size, /*reduce=*/false, MPI_BYTE, MPI_OP_NULL);
+}
+
+Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int64_t count,
+                         int element_size, bool reduce, MPI_Datatype type, MPI_Op op) {
+  const std::vector<int64_t> shares = SplitByRate(trees, count);
+  std::vector<TreeRun> runs(trees.size());
+  int64_t slot_bytes = 0;
+  int64_t begin = 0;
+  for (size_t t = 0; t < trees.size(); ++t) {
+    TreeRun& run = runs[t];
+    run.tree = static_cast<int>(t);
+    run.parent = trees[t].parent[rank_];
+    run.children = trees[t].Children(rank_);
+    run.data = data + begin * element_size;
+    run.count = shares[t];
+    run.chunk = ChunkElements(std::max<int64_t>(shares[t], 1), element_size);
+    run.chunks = (shares[t] + run.chunk - 1) / run.chunk;
+    run.element_size = element_size;
+    run.reduce = reduce;
+    run.type = type;
+    run.op = op;
+    begin += shares[t];
+    if (reduce) slot_bytes += kWindow * run.children.size() * run.chunk * element_size;
+  }
+  char* slots = nullptr;
+  HORDE_RETURN_IF_ERROR(scratch_.Reserve(std::max<int64_t>(slot_bytes, 1), &slots));
+  for (TreeRun& run : runs) {
+    run.slots = slots;
+    if (reduce) slots += kWindow * run.children.size() * run.chunk * element_size;
+    run.child_receives.assign(kWindow * run.children.size(), MPI_REQUEST_NULL);
+    run.up_sends.assign(run.chunks, MPI_REQUEST_NULL);
+    run.down_receives.assign(run.chunks, MPI_REQUEST_NULL);
+    if (reduce) {
+      for (int64_t c = 0; c < std::min<int64_t>(kWindow, run.chunks); ++c) {
+        HORDE_RETURN_IF_ERROR(PostChildReceives(&run, c));
+      }
+    } else if (run.parent < 0) {
+      for (; run.down_done < run.chunks; ++run.down_done) {
+        HORDE_RETURN_IF_ERROR(SendDown(&run, run.down_done));
+      }
+    }
+  }
+  for (size_t unfinished = runs.size(); unfinished > 0;) {
+    unfinished = 0;
+    for (TreeRun& run : runs) {
+      bool finished = false;
+      HORDE_RETURN_IF_ERROR(Advance(&run, &finished));
+      unfinished += finished ? 0 : 1;
+    }
+  }
+  for (TreeRun& run : runs) {
+    HORDE_RETURN_IF_ERROR(CheckMpi(
+        MPI_Waitall(static_cast<int>(run.up_sends.size()), run.up_sends.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall (tree allreduce)"));
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Waitall(static_cast<int>(run.down_sends.size()),
+                                               run.down_sends.data(), MPI_STATUSES_IGNORE),
+                                   "MPI_Waitall (tree)"));
+  }
+  return Status::Ok();
+}
+
+Status TreePipeline::PostChildReceives(TreeRun* run, int64_t chunk) {
+  for (size_t i = 0; i < run->children.size(); ++i) {
+    MPI_Request* request = &run->child_receives[(chunk % kWindow) * run->children.size() + i];
+    HORDE_RETURN_IF_ERROR(
+        CheckMpi(MPI_Irecv(run->Slot(chunk, i), run->ChunkCount(chunk), run->type,
+                           run->children[i], run->up_tag(), comm_, request),
+                 "MPI_Irecv (tree allreduce)"));
+  }
+  return Status::Ok();
+}
+
+Status TreePipeline::ReduceChunk(TreeRun* run) {
+  const int64_t c = run->reduced;
+  // MPI_Reduce_local(in, inout) computes in op inout: each child's chunk in turn onto ours.
+  for (size_t i = 0; i < run->children.size(); ++i) {
+    HORDE_RETURN_IF_ERROR(CheckMpi(
+        MPI_Reduce_local(run->Slot(c, i), run->Chunk(c), run->ChunkCount(c), run->type, run->op),
+        "MPI_Reduce_local (tree allreduce)"));
+  }
+  ++run->reduced;
+  if (run->reduced + kWindow - 1 < run->chunks) {
+    HORDE_RETURN_IF_ERROR(PostChildReceives(run, run->reduced + kWindow - 1));
+  }
+  if (run->parent >= 0) {
+    return CheckMpi(MPI_Isend(run->Chunk(c), run->ChunkCount(c), run->type, run->parent,
+                              run->up_tag(), comm_, &run->up_sends[c]),
+                    "MPI_Isend (tree allreduce)");
+  }
+  // The root's combined chunk is final: down it goes.
+  ++run->down_done;
+  return SendDown(run, c);
+}
+
+Status TreePipeline::SendDown(TreeRun* run, int64_t chunk) {
+  const int bytes = run->ChunkCount(chunk) * run->element_size;
+  for (int child : run->children) {
+    run->down_sends.emplace_back(MPI_REQUEST_NULL);
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Isend(run->Chunk(chunk), bytes, MPI_BYTE, child,
+                                             run->down_tag(), comm_, &run->down_sends.back()),
+                                   "MPI_Isend (tree)"));
+  }
+  return Status::Ok();
+}
+
+Status TreePipeline::Advance(TreeRun* run, bool* finished) {
+  while (run->reduce && run->reduced < run->chunks) {
+    bool arrived = true;
+    for (size_t i = 0; i < run->children.size(); ++i) {
+      int done = 0;
+      MPI_Request* request =
+          &run->child_receives[(run->reduced % kWindow) * run->children.size() + i];
+      HORDE_RETURN_IF_ERROR(
+          CheckMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test (tree allreduce)"));
+      arrived = arrived && done;
+    }
+    if (!arrived) break;
+    HORDE_RETURN_IF_ERROR(ReduceChunk(run));
+  }
+  if (run->parent >= 0) {
+    // A chunk's reduced data goes up from the same memory the final chunk arrives in, so
+    // its receive is posted once its send up has completed.
+    const int64_t ready = run->reduce ? run->reduced : run->chunks;
+    while (run->down_posted < ready) {
+      int done = 1;
+      MPI_Request* sent = &run->up_sends[run->down_posted];
+      HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Test(sent, &done, MPI_STATUS_IGNORE), "MPI_Test (tree)"));
+      if (!done) break;
+      const int64_t c = run->down_posted++;
+      HORDE_RETURN_IF_ERROR(
+          CheckMpi(MPI_Irecv(run->Chunk(c), run->ChunkCount(c) * run->element_size, MPI_BYTE,
+                             run->parent, run->down_tag(), comm_, &run->down_receives[c]),
+                   "MPI_Irecv (tree)"));
+    }
+    while (run->down_done < run->down_posted) {
+      int done = 0;
+      MPI_Request* received = &run->down_receives[run->down_done];
+      HORDE_RETURN_IF_ERROR(
+          CheckMpi(MPI_Test(received, &done, MPI_STATUS_IGNORE), "MPI_Test (tree)"));
+      if (!done) break;
+      HORDE_RETURN_IF_ERROR(SendDown(run, run->down_done++));
+    }
+  }
+  *finished = run->down_done == run->chunks;
+  return Status::Ok();
+}
+
+}  // namespace mpi
+}  // namespace horde
