@@ -10,6 +10,10 @@ tensors, a LayerNorm weight and bias per block) on random tokens. Contenders:
 - horde: hvd.DistributedOptimizer, and the same with gradient_as_bucket_view=True;
 - ddp: torch's DistributedDataParallel over gloo.
 
+With --topology (for the link test bed, bench/topology.sh): plain, horde with
+HORDE_TOPOLOGY=off, horde with the job's own setting (auto: spanning trees where the
+measured links favour them) and ddp.
+
 Communication overhead = 1 - t_plain / t_distributed, from medians of interleaved
 batches of steps."""
 
@@ -83,6 +87,15 @@ def contenders(args):
         gradient_as_bucket_view=True)
     ddp_model = DistributedDataParallel(make())
     horde_step = stepper(horde_model, horde_optimizer, images, labels, args.steps)
+    ddp_step = stepper(ddp_model, sgd(ddp_model), images, labels, args.steps)
+    if args.topology:
+        return [
+            Contender("plain", plain_step),
+            Contender("horde_topology_off", horde_step, needs_horde=True,
+                      horde_env={"HORDE_TOPOLOGY": "off"}),
+            Contender("horde", horde_step, needs_horde=True),
+            Contender("ddp", ddp_step),
+        ], horde_step, len(list(plain.parameters()))
     return [
         Contender("plain", plain_step),
         # The same again: the difference between the two is the noise floor (an A/A test).
@@ -94,7 +107,7 @@ def contenders(args):
         Contender("horde", horde_step, needs_horde=True),
         Contender("horde_bucket_view", stepper(bucket_model, bucket_optimizer, images, labels,
                                                args.steps), needs_horde=True),
-        Contender("ddp", stepper(ddp_model, sgd(ddp_model), images, labels, args.steps)),
+        Contender("ddp", ddp_step),
     ], horde_step, len(list(plain.parameters()))
 
 
@@ -109,6 +122,8 @@ def main():
                         help="per rank (default 16; the transformer 8: a full run of 16 x 64 "
                              "tokens took over 15 minutes on 2 cores)")
     parser.add_argument("--steps", type=int, help="per timed batch (default 3, quick 2)")
+    parser.add_argument("--topology", action="store_true",
+                        help="contenders plain, horde with HORDE_TOPOLOGY=off, horde, ddp")
     args = parser.parse_args()
     repetitions = 2 if args.quick else 7
     args.steps = args.steps or (2 if args.quick else 3)

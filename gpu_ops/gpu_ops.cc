@@ -48,8 +48,10 @@ void RegisterGpuOps(OpRegistry* ops, const std::shared_ptr<mpi::MpiContext>& con
   auto staged = [&](std::unique_ptr<CollectiveOp> host_op) {
     return std::make_unique<HostStagedOp>(resources, std::move(host_op));
   };
+  // Staged GPU tensors fuse in a host buffer of their own.
   ops->Register(OpType::kAllreduce,
-                staged(std::make_unique<mpi::MpiAllreduce>(context, types, timeline)));
+                staged(std::make_unique<mpi::MpiAllreduce>(
+                    context, types, timeline, std::make_shared<mpi::FusionBuffer>(context))));
   ops->Register(OpType::kAllgather, staged(std::make_unique<mpi::MpiAllgather>(context)));
   ops->Register(OpType::kBroadcast, staged(std::make_unique<mpi::MpiBroadcast>(context)));
   ops->Register(OpType::kAlltoall, staged(std::make_unique<mpi::MpiAlltoall>(context)));

@@ -1,6 +1,8 @@
 #include "mpi_ops/tree_pipeline.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "core/collective_cost.h"
 #include "mpi_ops/mpi_context.h"
@@ -13,6 +15,11 @@ namespace {
 // response runs at a time on the background thread, so the tags only need to differ
 // between trees and from the other ops' (core messages are collectives, Adasum 0xADA5).
 constexpr int kTagBase = 0x7E20;
+// Passes over the trees that moved nothing before the loop starts to sleep between
+// passes: each MPI_Test moves socket data, but ranks sharing cores (and the kernel's TCP
+// work) need the core more than a rank whose messages are all in flight.
+constexpr int kIdlePassesBeforeSleep = 64;
+constexpr auto kIdleSleep = std::chrono::microseconds(50);
 
 }  // namespace
 
@@ -97,12 +104,20 @@ Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int
       }
     }
   }
+  int idle_passes = 0;
   for (size_t unfinished = runs.size(); unfinished > 0;) {
     unfinished = 0;
+    bool moved = false;
     for (TreeRun& run : runs) {
       bool finished = false;
-      HORDE_RETURN_IF_ERROR(Advance(&run, &finished));
+      HORDE_RETURN_IF_ERROR(Advance(&run, &finished, &moved));
       unfinished += finished ? 0 : 1;
+    }
+    idle_passes = moved ? 0 : idle_passes + 1;
+    if (idle_passes > kIdlePassesBeforeSleep) {
+      std::this_thread::sleep_for(kIdleSleep);
+    } else if (idle_passes > 0) {
+      std::this_thread::yield();
     }
   }
   for (TreeRun& run : runs) {
@@ -160,7 +175,7 @@ Status TreePipeline::SendDown(TreeRun* run, int64_t chunk) {
   return Status::Ok();
 }
 
-Status TreePipeline::Advance(TreeRun* run, bool* finished) {
+Status TreePipeline::Advance(TreeRun* run, bool* finished, bool* moved) {
   while (run->reduce && run->reduced < run->chunks) {
     bool arrived = true;
     for (size_t i = 0; i < run->children.size(); ++i) {
@@ -173,6 +188,7 @@ Status TreePipeline::Advance(TreeRun* run, bool* finished) {
     }
     if (!arrived) break;
     HORDE_RETURN_IF_ERROR(ReduceChunk(run));
+    *moved = true;
   }
   if (run->parent >= 0) {
     // A chunk's reduced data goes up from the same memory the final chunk arrives in, so
@@ -184,6 +200,7 @@ Status TreePipeline::Advance(TreeRun* run, bool* finished) {
       HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Test(sent, &done, MPI_STATUS_IGNORE), "MPI_Test (tree)"));
       if (!done) break;
       const int64_t c = run->down_posted++;
+      *moved = true;
       HORDE_RETURN_IF_ERROR(
           CheckMpi(MPI_Irecv(run->Chunk(c), run->ChunkCount(c) * run->element_size, MPI_BYTE,
                              run->parent, run->down_tag(), comm_, &run->down_receives[c]),
@@ -196,6 +213,7 @@ Status TreePipeline::Advance(TreeRun* run, bool* finished) {
           CheckMpi(MPI_Test(received, &done, MPI_STATUS_IGNORE), "MPI_Test (tree)"));
       if (!done) break;
       HORDE_RETURN_IF_ERROR(SendDown(run, run->down_done++));
+      *moved = true;
     }
   }
   *finished = run->down_done == run->chunks;

@@ -42,8 +42,8 @@ class TreePipeline {
   Status Run(const std::vector<SpanningTree>& trees, char* data, int64_t count, int element_size,
              bool reduce, MPI_Datatype type, MPI_Op op);
   // Starts what `run` can start and completes what has arrived; *finished once all of
-  // its chunks have gone through this rank.
-  Status Advance(TreeRun* run, bool* finished);
+  // its chunks have gone through this rank, *moved set when a chunk moved on.
+  Status Advance(TreeRun* run, bool* finished, bool* moved);
   Status PostChildReceives(TreeRun* run, int64_t chunk);
   Status ReduceChunk(TreeRun* run);
   Status SendDown(TreeRun* run, int64_t chunk);

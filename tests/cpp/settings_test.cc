@@ -60,7 +60,7 @@ TEST(Settings, SharedSettingsAreTheSharedRowsInTableOrder) {
             (std::vector<std::string>{"FUSION_THRESHOLD", "CYCLE_TIME", "CACHE_CAPACITY",
                                       "AUTOTUNE", "GPU_OPERATIONS", "HIERARCHICAL_ALLREDUCE",
                                       "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS",
-                                      "STALL_CHECK_DISABLE", "DYNAMIC_PROCESS_SETS"}));
+                                      "STALL_CHECK_DISABLE", "DYNAMIC_PROCESS_SETS", "TOPOLOGY"}));
 }
 
 TEST(Settings, VariableNamesAndDocumentedDefaults) {
