@@ -1,0 +1,154 @@
+#include "core/collective_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace horde {
+namespace {
+
+// Seconds of one message of `bytes` from `from` to `to`, each end using one link each
+// way, so that its NIC is all the link's (k = 1 in the header's model).
+double MessageSeconds(const LinkMatrix& links, int from, int to, double bytes) {
+  double bandwidth = links.Link(from, to);
+  if (links.Nic(from) > 0) bandwidth = std::min(bandwidth, links.Nic(from));
+  if (links.Nic(to) > 0) bandwidth = std::min(bandwidth, links.Nic(to));
+  if (bandwidth <= 0) return HUGE_VAL;
+  return links.latency_seconds() + bytes / bandwidth;
+}
+
+// Both ways at once, as long as the slower.
+double ExchangeSeconds(const LinkMatrix& links, int a, int b, double bytes) {
+  return std::max(MessageSeconds(links, a, b, bytes), MessageSeconds(links, b, a, bytes));
+}
+
+// Per tree with a share: its seconds from its share's bytes, its chunk's bytes and rate.
+template <typename Seconds>
+double SlowestTree(const std::vector<SpanningTree>& trees, int64_t bytes, int element_size,
+                   Seconds seconds) {
+  if (trees.empty()) return HUGE_VAL;
+  const std::vector<int64_t> shares = SplitByRate(trees, bytes / element_size);
+  double slowest = 0;
+  for (size_t t = 0; t < trees.size(); ++t) {
+    if (shares[t] == 0) continue;
+    if (trees[t].rate <= 0) return HUGE_VAL;
+    const double share = static_cast<double>(shares[t] * element_size);
+    const double chunk = static_cast<double>(ChunkElements(shares[t], element_size) * element_size);
+    slowest = std::max(slowest, seconds(trees[t], share, chunk));
+  }
+  return slowest;
+}
+
+}  // namespace
+
+double RingAllreduceSeconds(const LinkMatrix& links, int64_t bytes) {
+  const int n = links.size();
+  if (n < 2) return 0;
+  const double piece = static_cast<double>(bytes) / n;
+  double step = 0;
+  for (int r = 0; r < n; ++r) step = std::max(step, MessageSeconds(links, r, (r + 1) % n, piece));
+  return 2 * (n - 1) * step;
+}
+
+double RecursiveDoublingAllreduceSeconds(const LinkMatrix& links, int64_t bytes) {
+  const int n = links.size();
+  if (n < 2) return 0;
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  const int extra = n - p;
+  double fold = 0, unfold = 0;
+  for (int i = 0; i < extra; ++i) {
+    fold = std::max(fold, MessageSeconds(links, 2 * i, 2 * i + 1, static_cast<double>(bytes)));
+    unfold = std::max(unfold, MessageSeconds(links, 2 * i + 1, 2 * i, static_cast<double>(bytes)));
+  }
+  // The ranks left after folding: the odd ones of the folded pairs, then the rest.
+  auto rank_of = [extra](int j) { return j < extra ? 2 * j + 1 : j + extra; };
+  double halving = 0;
+  double piece = static_cast<double>(bytes);
+  for (int mask = 1; mask < p; mask *= 2) {
+    piece /= 2;
+    double step = 0;
+    for (int j = 0; j < p; ++j) {
+      step = std::max(step, ExchangeSeconds(links, rank_of(j), rank_of(j ^ mask), piece));
+    }
+    halving += step;
+  }
+  // The allgather's doubling steps mirror the halving ones, pair for pair.
+  return fold + 2 * halving + unfold;
+}
+
+double TreesAllreduceSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
+                             int64_t bytes, int element_size) {
+  const double latency = links.latency_seconds();
+  return SlowestTree(trees, bytes, element_size,
+                     [latency](const SpanningTree& tree, double share, double chunk) {
+                       return share / tree.rate + 2 * tree.Height() * (latency + chunk / tree.rate);
+                     });
+}
+
+double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root) {
+  const int n = links.size();
+  double seconds = 0;
+  int top = 1;
+  while (top < n) top *= 2;
+  // As MPICH sends: the root to the farthest half first, then every holder halves again.
+  for (int mask = top / 2; mask >= 1; mask /= 2) {
+    double step = 0;
+    for (int from = 0; from + mask < n; from += 2 * mask) {
+      step = std::max(step, MessageSeconds(links, (from + root) % n, (from + mask + root) % n,
+                                           static_cast<double>(bytes)));
+    }
+    seconds += step;
+  }
+  return seconds;
+}
+
+double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
+                             int64_t bytes, int element_size) {
+  const double latency = links.latency_seconds();
+  return SlowestTree(trees, bytes, element_size,
+                     [latency](const SpanningTree& tree, double share, double chunk) {
+                       return share / tree.rate + tree.Height() * (latency + chunk / tree.rate);
+                     });
+}
+
+std::vector<int64_t> SplitByRate(const std::vector<SpanningTree>& trees, int64_t count) {
+  const size_t k = trees.size();
+  std::vector<int64_t> shares(k, 0);
+  if (k == 0) return shares;
+  double total = 0;
+  for (const SpanningTree& tree : trees) total += std::max(tree.rate, 0.0);
+  std::vector<double> remainder(k);
+  int64_t assigned = 0;
+  for (size_t t = 0; t < k; ++t) {
+    // Rates that are all 0 split evenly.
+    const double weight = total > 0 ? std::max(trees[t].rate, 0.0) / total : 1.0 / k;
+    const double ideal = static_cast<double>(count) * weight;
+    shares[t] = std::min(count, static_cast<int64_t>(std::floor(ideal)));
+    remainder[t] = ideal - static_cast<double>(shares[t]);
+    assigned += shares[t];
+  }
+  std::vector<size_t> order(k);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return remainder[a] > remainder[b]; });
+  // Rounding may have floored past count: take back from the smallest remainders.
+  for (size_t i = k; assigned > count; i = i == 1 ? k : i - 1) {
+    int64_t& share = shares[order[i - 1]];
+    if (share == 0) continue;
+    --share;
+    --assigned;
+  }
+  for (size_t i = 0; assigned < count; i = (i + 1) % k) {
+    ++shares[order[i]];
+    ++assigned;
+  }
+  return shares;
+}
+
+int64_t ChunkElements(int64_t share_elements, int element_size) {
+  const int64_t bytes = std::clamp<int64_t>(share_elements * element_size / 8, 64 << 10, 1 << 20);
+  return std::max<int64_t>(1, std::min(share_elements, bytes / element_size));
+}
+
+}  // namespace horde

@@ -1,0 +1,108 @@
+#include "core/link_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace horde {
+namespace {
+
+// Maximum flows over `links`, each rank v split into an in node 2v and an out node 2v+1
+// joined by its NIC (unlimited without one): a cut may pass through a rank's NIC.
+class FlowNetwork {
+ public:
+  explicit FlowNetwork(const LinkMatrix& links) : nodes_(2 * links.size()) {
+    const int n = links.size();
+    double total = 0;
+    for (int u = 0; u < n; ++u) {
+      for (int v = 0; v < n; ++v) total += u == v ? 0 : links.Link(u, v);
+    }
+    capacity_.assign(static_cast<size_t>(nodes_) * nodes_, 0.0);
+    for (int u = 0; u < n; ++u) {
+      // A flow never exceeds all the links together: that is "unlimited".
+      at(capacity_, 2 * u, 2 * u + 1) = links.Nic(u) > 0 ? links.Nic(u) : total + 1;
+      for (int v = 0; v < n; ++v) {
+        if (u != v) at(capacity_, 2 * u + 1, 2 * v) = links.Link(u, v);
+      }
+    }
+    tolerance_ = 1e-12 * (total + 1);
+  }
+
+  // From rank `from` (before its NIC) to rank `to` (after its NIC), by Dinic's algorithm.
+  double MaxFlow(int from, int to) {
+    residual_ = capacity_;
+    const int source = 2 * from, sink = 2 * to + 1;
+    double flow = 0;
+    while (Levels(source, sink)) {
+      next_.assign(nodes_, 0);
+      for (double pushed; (pushed = Push(source, sink, HUGE_VAL)) > 0;) flow += pushed;
+    }
+    return flow;
+  }
+
+ private:
+  double& at(std::vector<double>& m, int u, int v) {
+    return m[static_cast<size_t>(u) * nodes_ + v];
+  }
+
+  // Breadth-first levels over residual edges; whether the sink is reached.
+  bool Levels(int source, int sink) {
+    level_.assign(nodes_, -1);
+    level_[source] = 0;
+    std::vector<int> queue = {source};
+    for (size_t i = 0; i < queue.size(); ++i) {
+      const int u = queue[i];
+      for (int v = 0; v < nodes_; ++v) {
+        if (level_[v] >= 0 || at(residual_, u, v) <= tolerance_) continue;
+        level_[v] = level_[u] + 1;
+        queue.push_back(v);
+      }
+    }
+    return level_[sink] >= 0;
+  }
+
+  // One augmenting path of the level graph from u, at most `limit`; 0 when none is left.
+  double Push(int u, int sink, double limit) {
+    if (u == sink) return limit;
+    for (int& v = next_[u]; v < nodes_; ++v) {
+      double& r = at(residual_, u, v);
+      if (level_[v] != level_[u] + 1 || r <= tolerance_) continue;
+      const double pushed = Push(v, sink, std::min(limit, r));
+      if (pushed > 0) {
+        r -= pushed;
+        at(residual_, v, u) += pushed;
+        return pushed;
+      }
+    }
+    return 0;
+  }
+
+  int nodes_;
+  double tolerance_ = 0;
+  std::vector<double> capacity_, residual_;
+  std::vector<int> level_, next_;
+};
+
+}  // namespace
+
+double AllreduceRateBound(const LinkMatrix& links) {
+  if (links.size() < 2) return HUGE_VAL;
+  FlowNetwork network(links);
+  double bound = HUGE_VAL;
+  for (int v = 1; v < links.size(); ++v) {
+    bound = std::min({bound, network.MaxFlow(0, v), network.MaxFlow(v, 0)});
+  }
+  return bound;
+}
+
+double BroadcastRateBound(const LinkMatrix& links, int root) {
+  if (links.size() < 2) return HUGE_VAL;
+  FlowNetwork network(links);
+  double bound = HUGE_VAL;
+  for (int v = 0; v < links.size(); ++v) {
+    if (v != root) bound = std::min(bound, network.MaxFlow(root, v));
+  }
+  return bound;
+}
+
+}  // namespace horde

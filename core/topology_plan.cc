@@ -1,0 +1,100 @@
+#include "core/topology_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "core/collective_cost.h"
+#include "core/link_bounds.h"
+#include "core/tree_packing.h"
+
+namespace horde {
+namespace {
+
+constexpr int kFloat32 = 4;
+
+template <typename... Args>
+std::string Printf(const char* format, Args... args) {
+  char text[160];
+  std::snprintf(text, sizeof(text), format, args...);
+  return text;
+}
+
+std::string Size(int64_t bytes) {
+  if (bytes >= (1 << 30)) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (1 << 20)) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
+std::string TreeLine(size_t index, const SpanningTree& tree) {
+  std::string parents;
+  for (int p : tree.parent) parents += (parents.empty() ? "" : " ") + std::to_string(p);
+  return "  tree " + std::to_string(index) + ": root " + std::to_string(tree.root) + ", parents [" +
+         parents + "], height " + std::to_string(tree.Height()) +
+         Printf(", %.4g Gbit/s\n", BytesToGbit(tree.rate));
+}
+
+}  // namespace
+
+TopologyPlan::TopologyPlan(LinkMatrix links, TopologyPlanOptions options)
+    : links_(std::move(links)), options_(options) {
+  trees_ = PackSpanningTrees(links_, options_.max_trees);
+}
+
+bool TopologyPlan::TreesForAllreduce(int64_t bytes, int element_size) const {
+  if (trees_.empty()) return false;
+  const double others = std::min(RingAllreduceSeconds(links_, bytes),
+                                 RecursiveDoublingAllreduceSeconds(links_, bytes));
+  return TreesAllreduceSeconds(links_, trees_, bytes, element_size) * options_.margin < others;
+}
+
+bool TopologyPlan::TreesForBroadcast(int64_t bytes, int element_size, int root) const {
+  if (trees_.empty()) return false;
+  const double trees = TreesBroadcastSeconds(links_, TreesRootedAt(root), bytes, element_size);
+  return trees * options_.margin < BinomialBroadcastSeconds(links_, bytes, root);
+}
+
+std::vector<SpanningTree> TopologyPlan::TreesRootedAt(int root) const {
+  std::vector<SpanningTree> rooted;
+  for (const SpanningTree& tree : trees_) rooted.push_back(tree.RootedAt(root));
+  return rooted;
+}
+
+int64_t TopologyPlan::AllreduceThresholdBytes() const {
+  for (int64_t bytes = 4 << 10; bytes <= (int64_t{1} << 30); bytes *= 2) {
+    if (TreesForAllreduce(bytes, kFloat32)) return bytes;
+  }
+  return -1;
+}
+
+std::string TopologyPlan::Describe() const {
+  const int n = links_.size();
+  std::string text = "topology plan: " + std::to_string(n) + " ranks, ";
+  if (trees_.empty()) {
+    return text + (n < 2 ? "no trees (nothing to send)\n"
+                         : "no trees (the links do not connect every rank)\n");
+  }
+  double total = 0;
+  for (const SpanningTree& tree : trees_) total += tree.rate;
+  const double bound = AllreduceRateBound(links_);
+  text += std::to_string(trees_.size()) + " trees" +
+          Printf(" carrying %.4g Gbit/s together; allreduce bound %.4g Gbit/s\n",
+                 BytesToGbit(total), BytesToGbit(bound));
+  for (size_t t = 0; t < trees_.size(); ++t) text += TreeLine(t, trees_[t]);
+  text += Printf("  %-24s %10s %13s %11s %11s\n", "allreduce ms (float32)", "ring", "rec.doubling",
+                 "trees", "bound");
+  for (int64_t mib : {1, 4, 16, 64}) {
+    const int64_t bytes = mib << 20;
+    text += Printf("  %-24s %10.4g %13.4g %11.4g %11.4g\n", (Size(bytes) + ":").c_str(),
+                   RingAllreduceSeconds(links_, bytes) * 1e3,
+                   RecursiveDoublingAllreduceSeconds(links_, bytes) * 1e3,
+                   TreesAllreduceSeconds(links_, trees_, bytes, kFloat32) * 1e3,
+                   static_cast<double>(bytes) / bound * 1e3);
+  }
+  const int64_t threshold = AllreduceThresholdBytes();
+  text += threshold < 0 ? "  trees never win allreduce (float32) up to 1 GiB\n"
+                        : "  trees win allreduce (float32) from " + Size(threshold) + "\n";
+  return text;
+}
+
+}  // namespace horde

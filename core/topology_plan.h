@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/link_matrix.h"
+#include "core/spanning_tree.h"
+
+namespace horde {
+
+struct TopologyPlanOptions {
+  int max_trees = 4;
+  // Trees must be predicted this many times faster than the alternative to be used: the
+  // model is rough, and a ring or MPI's own algorithm is the safer default.
+  double margin = 1.25;
+};
+
+// Whether to run a collective over packed spanning trees (core/tree_packing.h) or leave
+// it to MPI's ring, recursive doubling or binomial tree, by predicted time
+// (core/collective_cost.h). Every rank builds it from the same matrix, so every rank
+// decides alike.
+class TopologyPlan {
+ public:
+  // No links known: never trees.
+  TopologyPlan() = default;
+  // Packs the trees, once.
+  explicit TopologyPlan(LinkMatrix links, TopologyPlanOptions options = {});
+
+  const LinkMatrix& links() const { return links_; }
+  const std::vector<SpanningTree>& trees() const { return trees_; }
+
+  // Trees predicted faster, by the margin, than the better of ring and recursive doubling.
+  bool TreesForAllreduce(int64_t bytes, int element_size) const;
+  // The trees rooted at `root` (same edges and rates) predicted faster than a binomial
+  // broadcast by the margin.
+  bool TreesForBroadcast(int64_t bytes, int element_size, int root) const;
+  // For broadcast: the trees with the same edges and rates, each rooted at `root`.
+  std::vector<SpanningTree> TreesRootedAt(int root) const;
+  // For the log: the smallest power-of-two size in bytes, from 4 KiB to 1 GiB, from which
+  // trees win allreduce of float32, or -1 if they never do.
+  int64_t AllreduceThresholdBytes() const;
+  // Lines for the log and `horde-topology plan`: each tree (root, parents, rate), the
+  // trees' total rate, the cut bound (core/link_bounds.h), and the predicted allreduce
+  // milliseconds of ring, recursive doubling, trees and the bound at 1, 4, 16 and 64 MiB.
+  std::string Describe() const;
+
+ private:
+  LinkMatrix links_;
+  TopologyPlanOptions options_;
+  std::vector<SpanningTree> trees_;
+};
+
+}  // namespace horde
