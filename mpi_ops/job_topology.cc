@@ -63,8 +63,8 @@ Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& 
     HORDE_RETURN_IF_ERROR(LinkProbe(*context).Measure(&links));
     const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
     if (log) {
-      HORDE_LOG(kInfo) << "topology: measured the links between " << topology.size
-                       << " hosts in " << spent.count() << " s (HORDE_TOPOLOGY=off skips it)";
+      HORDE_LOG(kInfo) << "topology: measured the links between " << topology.size << " hosts in "
+                       << spent.count() << " s (HORDE_TOPOLOGY=off skips it)";
     }
   } else {
     MpiTransport transport(context);

@@ -24,8 +24,8 @@ double Now() {
 
 // Sends and receives `bytes` with `peer` at once; the seconds until this rank's receive
 // completed (the rate from `peer`, measured while the reverse direction is busy too).
-Status Exchange(MPI_Comm comm, int peer, std::vector<char>* out, std::vector<char>* in,
-                int bytes, double* seconds) {
+Status Exchange(MPI_Comm comm, int peer, std::vector<char>* out, std::vector<char>* in, int bytes,
+                double* seconds) {
   MPI_Request requests[2];
   const double start = Now();
   HORDE_RETURN_IF_ERROR(CheckMpi(
@@ -112,12 +112,13 @@ Status LinkProbe::MeasureNic(const LinkMatrix& links, double* nic) {
         MPI_Isend(out.data(), share(me, j), MPI_BYTE, j, kDataTag, context_.world(), &sends.back()),
         "MPI_Isend"));
   }
-  HORDE_RETURN_IF_ERROR(CheckMpi(
-      MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
+               "MPI_Waitall"));
   const double seconds = std::max(Now() - start, 1e-9);
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Waitall(static_cast<int>(receives.size()), receives.data(),
-                                             MPI_STATUSES_IGNORE),
-                                 "MPI_Waitall"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Waitall(static_cast<int>(receives.size()), receives.data(), MPI_STATUSES_IGNORE),
+               "MPI_Waitall"));
   // Sending all at once as fast as the links alone allow shows no shared limit; a NIC
   // is recorded only when it held the sends clearly below that.
   const double rate = sent / seconds;
@@ -141,10 +142,10 @@ Status LinkProbe::Measure(LinkMatrix* links) {
   std::vector<double> agreed(rates.size() + 1);
   std::copy(rates.begin(), rates.end(), agreed.begin());
   agreed.back() = latency;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(),
-                                               static_cast<int>(agreed.size()), MPI_DOUBLE,
-                                               MPI_MAX, comm),
-                                 "MPI_Allreduce"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()),
+                             MPI_DOUBLE, MPI_MAX, comm),
+               "MPI_Allreduce"));
   LinkMatrix measured(n);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {

@@ -93,12 +93,13 @@ int Plan(const std::vector<std::string>& args) {
   const double bound = AllreduceRateBound(links);
   for (double mib : mebibytes) {
     const int64_t bytes = static_cast<int64_t>(mib * (1 << 20)) / 4 * 4;
-    std::printf("size_bytes %lld ring_ms %.3f rd_ms %.3f trees_ms %.3f bound_ms %.3f "
-                "trees_chosen %d\n",
-                static_cast<long long>(bytes), 1e3 * RingAllreduceSeconds(links, bytes),
-                1e3 * RecursiveDoublingAllreduceSeconds(links, bytes),
-                plan.trees().empty() ? 0.0 : 1e3 * TreesAllreduceSeconds(links, plan.trees(), bytes, 4),
-                bound > 0 ? 1e3 * bytes / bound : 0.0, plan.TreesForAllreduce(bytes, 4) ? 1 : 0);
+    std::printf(
+        "size_bytes %lld ring_ms %.3f rd_ms %.3f trees_ms %.3f bound_ms %.3f "
+        "trees_chosen %d\n",
+        static_cast<long long>(bytes), 1e3 * RingAllreduceSeconds(links, bytes),
+        1e3 * RecursiveDoublingAllreduceSeconds(links, bytes),
+        plan.trees().empty() ? 0.0 : 1e3 * TreesAllreduceSeconds(links, plan.trees(), bytes, 4),
+        bound > 0 ? 1e3 * bytes / bound : 0.0, plan.TreesForAllreduce(bytes, 4) ? 1 : 0);
   }
   return 0;
 }

@@ -36,10 +36,10 @@ struct TreePipeline::TreeRun {
   bool reduce = false;
   MPI_Datatype type = MPI_BYTE;
   MPI_Op op = MPI_OP_NULL;
-  char* slots = nullptr;  // kWindow chunks per child, for the reduction
-  int64_t reduced = 0;      // chunks combined with every child's
-  int64_t down_posted = 0;  // chunks whose receive from the parent is posted
-  int64_t down_done = 0;    // chunks final on this rank and passed to the children
+  char* slots = nullptr;                    // kWindow chunks per child, for the reduction
+  int64_t reduced = 0;                      // chunks combined with every child's
+  int64_t down_posted = 0;                  // chunks whose receive from the parent is posted
+  int64_t down_done = 0;                    // chunks final on this rank and passed to the children
   std::vector<MPI_Request> child_receives;  // [slot * children + child]
   std::vector<MPI_Request> up_sends;        // per chunk
   std::vector<MPI_Request> down_receives;   // per chunk
@@ -121,9 +121,9 @@ Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int
     }
   }
   for (TreeRun& run : runs) {
-    HORDE_RETURN_IF_ERROR(CheckMpi(
-        MPI_Waitall(static_cast<int>(run.up_sends.size()), run.up_sends.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall (tree allreduce)"));
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Waitall(static_cast<int>(run.up_sends.size()),
+                                               run.up_sends.data(), MPI_STATUSES_IGNORE),
+                                   "MPI_Waitall (tree allreduce)"));
     HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Waitall(static_cast<int>(run.down_sends.size()),
                                                run.down_sends.data(), MPI_STATUSES_IGNORE),
                                    "MPI_Waitall (tree)"));
@@ -134,10 +134,9 @@ Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int
 Status TreePipeline::PostChildReceives(TreeRun* run, int64_t chunk) {
   for (size_t i = 0; i < run->children.size(); ++i) {
     MPI_Request* request = &run->child_receives[(chunk % kWindow) * run->children.size() + i];
-    HORDE_RETURN_IF_ERROR(
-        CheckMpi(MPI_Irecv(run->Slot(chunk, i), run->ChunkCount(chunk), run->type,
-                           run->children[i], run->up_tag(), comm_, request),
-                 "MPI_Irecv (tree allreduce)"));
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Irecv(run->Slot(chunk, i), run->ChunkCount(chunk), run->type,
+                                             run->children[i], run->up_tag(), comm_, request),
+                                   "MPI_Irecv (tree allreduce)"));
   }
   return Status::Ok();
 }

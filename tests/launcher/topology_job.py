@@ -82,8 +82,9 @@ def fused(rank, size):
     parts = [torch.full((BIG // 8 + i,), float(rank + i)) for i in range(8)]
     handles = [hvd.allreduce_async(p, op=hvd.Sum, name=f"part.{i}") for i, p in enumerate(parts)]
     outs = within(60, lambda: [hvd.synchronize(h) for h in handles])
-    return {"fused": all(torch.equal(out, torch.full_like(p, float(sum(r + i for r in range(size)))))
-                         for i, (p, out) in enumerate(zip(parts, outs)))}
+    expected = [torch.full_like(p, float(sum(r + i for r in range(size))))
+                for i, p in enumerate(parts)]
+    return {"fused": all(torch.equal(out, e) for out, e in zip(outs, expected))}
 
 
 def broadcasts(rank, size):
