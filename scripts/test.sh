@@ -55,6 +55,11 @@ timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --c
 stage "launcher: a two-host job over ssh between two network namespaces"
 timeout 300 tests/launcher/multihost_netns_test.sh
 
+stage "topology: the link test bed (4 network-namespace hosts, per-pair link rates)"
+timeout 300 tests/launcher/link_testbed_test.sh
+stage "topology: allreduce and broadcast over spanning trees on measured, uneven links"
+timeout 600 tests/launcher/topology_netns_test.sh
+
 stage "elastic: horderun generations with real SIGKILLs, host updates and failure modes"
 timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
 stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
