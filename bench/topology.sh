@@ -16,10 +16,11 @@
 # Usage: bench/topology.sh [--quick] [--results DIR] [TOPOLOGY...]
 #   TOPOLOGY: a name in bench/topologies/ (islands4) or a matrix file; by default
 #     homogeneous4 islands4 islands4_crossed slow_host4 homogeneous6 islands6 fragmented6
-#   --quick: 1 and 16 MiB only, and the 4-host topologies only (about 4 minutes)
+#   --quick: 1 and 16 MiB only, and the 4-host topologies only (about 3 minutes)
 #   --results DIR: keep each job's JSON and output there (TOPOLOGY.off.json, .off.log,
 #     TOPOLOGY.auto.json, .auto.log)
-# The full run takes about 25 minutes on 2 cores; sizes 1, 4, 16 and 64 MiB, best of 3.
+# The full run takes about 16 minutes on 2 cores (slow_host4 alone 5.5): sizes 1, 4, 16
+# and 64 MiB, best of 3.
 # Timings, not tests: run it on an otherwise idle machine (it prints how busy the cores
 # were). Needs root (the test bed skips without it), .venv (scripts/install.sh) and
 # CMake to build bench/native's libraries into build/bench.
