@@ -71,8 +71,9 @@ setup(
     packages=find_packages("python"),
     ext_modules=[CMakeExtension("horde.torch._ops")],
     cmdclass={"build_ext": CMakeBuild},
-    # The launcher binary is installed in horde/bin/; this puts `horderun` on PATH.
-    entry_points={"console_scripts": ["horderun=horde.launcher_shim:main"]},
+    # The launcher and the topology tool are installed in horde/bin/; these put them on PATH.
+    entry_points={"console_scripts": ["horderun=horde.launcher_shim:main",
+                                      "horde-topology=horde.launcher_shim:topology"]},
     python_requires=">=3.8",
     zip_safe=False,
 )

@@ -22,19 +22,23 @@ double ExchangeSeconds(const LinkMatrix& links, int a, int b, double bytes) {
   return std::max(MessageSeconds(links, a, b, bytes), MessageSeconds(links, b, a, bytes));
 }
 
-// Per tree with a share: its seconds from its share's bytes, its chunk's bytes and rate.
-template <typename Seconds>
-double SlowestTree(const std::vector<SpanningTree>& trees, int64_t bytes, int element_size,
-                   Seconds seconds) {
+// The slowest tree's pipeline: its share in chunks, each chunk taking one stage per link
+// (latency + chunk / rate), and `depth` links from the first chunk's start to the last
+// chunk's end besides the chunks themselves (2 Height for reduce and broadcast).
+double SlowestTree(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
+                   int64_t bytes, int element_size, bool reduce) {
   if (trees.empty()) return HUGE_VAL;
   const std::vector<int64_t> shares = SplitByRate(trees, bytes / element_size);
+  const double latency = links.latency_seconds();
   double slowest = 0;
   for (size_t t = 0; t < trees.size(); ++t) {
     if (shares[t] == 0) continue;
     if (trees[t].rate <= 0) return HUGE_VAL;
-    const double share = static_cast<double>(shares[t] * element_size);
-    const double chunk = static_cast<double>(ChunkElements(shares[t], element_size) * element_size);
-    slowest = std::max(slowest, seconds(trees[t], share, chunk));
+    const int64_t chunk = ChunkElements(shares[t], element_size, trees[t], latency);
+    const double chunks = std::ceil(static_cast<double>(shares[t]) / chunk);
+    const double stage = latency + static_cast<double>(chunk * element_size) / trees[t].rate;
+    const int depth = (reduce ? 2 : 1) * trees[t].Height();
+    slowest = std::max(slowest, (chunks + depth - 1) * stage);
   }
   return slowest;
 }
@@ -79,11 +83,7 @@ double RecursiveDoublingAllreduceSeconds(const LinkMatrix& links, int64_t bytes)
 
 double TreesAllreduceSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
                              int64_t bytes, int element_size) {
-  const double latency = links.latency_seconds();
-  return SlowestTree(trees, bytes, element_size,
-                     [latency](const SpanningTree& tree, double share, double chunk) {
-                       return share / tree.rate + 2 * tree.Height() * (latency + chunk / tree.rate);
-                     });
+  return SlowestTree(links, trees, bytes, element_size, /*reduce=*/true);
 }
 
 double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root) {
@@ -105,11 +105,7 @@ double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root
 
 double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
                              int64_t bytes, int element_size) {
-  const double latency = links.latency_seconds();
-  return SlowestTree(trees, bytes, element_size,
-                     [latency](const SpanningTree& tree, double share, double chunk) {
-                       return share / tree.rate + tree.Height() * (latency + chunk / tree.rate);
-                     });
+  return SlowestTree(links, trees, bytes, element_size, /*reduce=*/false);
 }
 
 std::vector<int64_t> SplitByRate(const std::vector<SpanningTree>& trees, int64_t count) {
@@ -146,8 +142,16 @@ std::vector<int64_t> SplitByRate(const std::vector<SpanningTree>& trees, int64_t
   return shares;
 }
 
-int64_t ChunkElements(int64_t share_elements, int element_size) {
-  const int64_t bytes = std::clamp<int64_t>(share_elements * element_size / 8, 64 << 10, 1 << 20);
+int64_t ChunkElements(int64_t share_elements, int element_size, const SpanningTree& tree,
+                      double latency_seconds) {
+  // (chunks + depth) * (latency + chunk / rate) is least at chunk = sqrt(share * latency *
+  // rate / depth): more chunks pay more latencies, bigger ones a longer fill. Depth is
+  // taken as 2 Height, the reduce's; the broadcast's optimum is within a factor of 1.4.
+  const double share = static_cast<double>(share_elements) * element_size;
+  const double depth = std::max(1, 2 * tree.Height());
+  const double best = std::sqrt(share * latency_seconds * std::max(tree.rate, 0.0) / depth);
+  const int64_t bytes = std::clamp<int64_t>(static_cast<int64_t>(best), kMinChunkBytes,
+                                            kMaxChunkBytes);
   return std::max<int64_t>(1, std::min(share_elements, bytes / element_size));
 }
 

@@ -25,15 +25,16 @@ double RingAllreduceSeconds(const LinkMatrix& links, int64_t bytes);
 // in pairs first, the even rank sending the whole tensor to the odd one, and get the
 // result back the same way at the end.
 double RecursiveDoublingAllreduceSeconds(const LinkMatrix& links, int64_t bytes);
-// Allreduce over `trees` (reduce up, broadcast down each): per tree, its share
-// (SplitByRate) over its rate, plus the pipeline's fill, 2 Height (latency + chunk /
-// rate); the slowest tree. No trees: +infinity.
+// Allreduce over `trees` (reduce up, broadcast down each), as a pipeline per tree: its
+// share (SplitByRate) in chunks (ChunkElements), each chunk one stage of latency + chunk
+// / rate per link, plus the fill, 2 Height - 1 stages; the slowest tree. No trees:
+// +infinity.
 double TreesAllreduceSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
                              int64_t bytes, int element_size);
 // MPI's binomial tree from `root`, the whole message at every step.
 double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root);
-// Broadcast down `trees` (rooted where the broadcast's root is): share / rate + Height
-// (latency + chunk / rate), the slowest tree. No trees: +infinity.
+// Broadcast down `trees` (rooted where the broadcast's root is): the same pipeline with a
+// fill of Height - 1 stages. No trees: +infinity.
 double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
                              int64_t bytes, int element_size);
 
@@ -41,9 +42,12 @@ double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<Spanning
 // share a whole number of elements, summing to count (largest remainder first, the lower
 // tree on a tie). Empty when there are no trees.
 std::vector<int64_t> SplitByRate(const std::vector<SpanningTree>& trees, int64_t count);
-// The pipeline chunk for a tree's share of `share_elements`: about an eighth of it,
-// within [64 KiB, 1 MiB], but no more than the share; a whole number of elements, at
-// least 1.
-int64_t ChunkElements(int64_t share_elements, int element_size);
+// The pipeline chunk for `tree`'s share of `share_elements`: the size that balances one
+// latency per chunk against the pipeline's fill, within [kMinChunkBytes,
+// kMaxChunkBytes], but no more than the share; a whole number of elements, at least 1.
+constexpr int64_t kMinChunkBytes = 16 << 10;
+constexpr int64_t kMaxChunkBytes = 1 << 20;
+int64_t ChunkElements(int64_t share_elements, int element_size, const SpanningTree& tree,
+                      double latency_seconds);
 
 }  // namespace horde

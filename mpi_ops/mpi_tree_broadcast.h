@@ -21,7 +21,8 @@ class MpiTreeBroadcast : public CollectiveOp {
       : context_(std::move(context)),
         timeline_(std::move(timeline)),
         plan_(std::move(plan)),
-        pipeline_(context_->world(), context_->topology().rank) {}
+        pipeline_(context_->world(), context_->topology().rank,
+                  plan_->links().latency_seconds()) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;

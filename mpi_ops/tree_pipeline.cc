@@ -77,7 +77,8 @@ Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int
     run.children = trees[t].Children(rank_);
     run.data = data + begin * element_size;
     run.count = shares[t];
-    run.chunk = ChunkElements(std::max<int64_t>(shares[t], 1), element_size);
+    run.chunk = ChunkElements(std::max<int64_t>(shares[t], 1), element_size, trees[t],
+                              latency_seconds_);
     run.chunks = (shares[t] + run.chunk - 1) / run.chunk;
     run.element_size = element_size;
     run.reduce = reduce;

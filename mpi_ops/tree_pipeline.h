@@ -26,8 +26,10 @@ class TreePipeline {
   // Chunks each tree keeps in flight from each child while reducing.
   static constexpr int kWindow = 4;
 
-  // This rank is `rank` of `comm`; the trees span all of comm's ranks.
-  TreePipeline(MPI_Comm comm, int rank) : comm_(comm), rank_(rank) {}
+  // This rank is `rank` of `comm`; the trees span all of comm's ranks, whose messages
+  // take `latency_seconds` each (it sizes the chunks: core/collective_cost.h).
+  TreePipeline(MPI_Comm comm, int rank, double latency_seconds)
+      : comm_(comm), rank_(rank), latency_seconds_(latency_seconds) {}
 
   // `count` elements of `type` at `data`, combined with `op` over every rank, in place.
   Status Allreduce(const std::vector<SpanningTree>& trees, char* data, int64_t count,
@@ -50,6 +52,7 @@ class TreePipeline {
 
   MPI_Comm comm_;
   int rank_;
+  double latency_seconds_;
   HostBuffer scratch_;  // the children's chunks in flight, reused from call to call
 };
 

@@ -67,7 +67,7 @@ TEST(CollectiveCost, BinomialBroadcastSendsTheWholeMessageEachStep) {
   EXPECT_EQ(BinomialBroadcastSeconds(Uniform(1), kS, 0), 0);
 }
 
-TEST(CollectiveCost, TreesTakeTheirShareOverTheirRatePlusThePipelinesFill) {
+TEST(CollectiveCost, TreesArePipelinesOfChunksPlusTheirFill) {
   const LinkMatrix links = Uniform(4, 1e-5);
   // The path 0 - 1 - 2 - 3 rooted at 1 (height 2) and the star around 2 (height 1).
   const std::vector<SpanningTree> trees = {{1, {1, -1, 1, 2}, 3 * kB / 4},
@@ -76,9 +76,10 @@ TEST(CollectiveCost, TreesTakeTheirShareOverTheirRatePlusThePipelinesFill) {
   const std::vector<int64_t> shares = SplitByRate(trees, count);
   ASSERT_EQ(shares, (std::vector<int64_t>{count * 3 / 4, count / 4}));
   auto seconds = [&](size_t t, int fills) {
-    const double share = static_cast<double>(shares[t] * 4);
-    const double chunk = static_cast<double>(ChunkElements(shares[t], 4) * 4);
-    return share / trees[t].rate + fills * trees[t].Height() * (1e-5 + chunk / trees[t].rate);
+    const int64_t chunk = ChunkElements(shares[t], 4, trees[t], 1e-5);
+    const double chunks = std::ceil(static_cast<double>(shares[t]) / chunk);
+    const double stage = 1e-5 + static_cast<double>(chunk * 4) / trees[t].rate;
+    return (chunks + fills * trees[t].Height() - 1) * stage;
   };
   EXPECT_NEAR(TreesAllreduceSeconds(links, trees, kS, 4), std::max(seconds(0, 2), seconds(1, 2)),
               1e-12);
@@ -109,14 +110,17 @@ TEST(CollectiveCost, SplitByRateIsProportionalInWholeElementsSummingToCount) {
   }
 }
 
-TEST(CollectiveCost, ChunksAreAnEighthWithinBoundsInWholeElements) {
-  EXPECT_EQ(ChunkElements(1 << 20, 4), (1 << 19) / 4);           // 4 MiB share: 512 KiB
-  EXPECT_EQ(ChunkElements(int64_t{1} << 30, 4), (1 << 20) / 4);  // at most 1 MiB
-  EXPECT_EQ(ChunkElements(1 << 16, 4), (64 << 10) / 4);          // at least 64 KiB
-  EXPECT_EQ(ChunkElements(1000, 4), 1000);                       // but not over the share
-  EXPECT_EQ(ChunkElements(1 << 20, 3), (1 << 20) * 3 / 8 / 3);   // whole elements
-  EXPECT_EQ(ChunkElements(0, 4), 1);
-  EXPECT_EQ(ChunkElements(10, 1 << 21), 1);  // an element over 1 MiB
+TEST(CollectiveCost, ChunksBalanceLatencyAgainstFillWithinBoundsInWholeElements) {
+  const SpanningTree path{1, {1, -1, 1, 2}, 1e8};  // height 2: the reduce's depth is 4
+  // sqrt(share * latency * rate / depth): 4 MiB, 1 ms, 100 MB/s, 4 -> 324 KiB.
+  const double best = std::sqrt((4 << 20) * 1e-3 * 1e8 / 4);
+  EXPECT_EQ(ChunkElements(1 << 20, 4, path, 1e-3), static_cast<int64_t>(best) / 4);
+  EXPECT_EQ(ChunkElements(int64_t{1} << 30, 4, path, 1e-3), kMaxChunkBytes / 4);  // at most
+  EXPECT_EQ(ChunkElements(1 << 20, 4, path, 0), kMinChunkBytes / 4);  // no latency: the least
+  EXPECT_EQ(ChunkElements(1000, 4, path, 1e-3), 1000);                 // but not over the share
+  EXPECT_EQ(ChunkElements(1 << 20, 3, path, 0), kMinChunkBytes / 3);   // whole elements
+  EXPECT_EQ(ChunkElements(0, 4, path, 1e-3), 1);
+  EXPECT_EQ(ChunkElements(10, 1 << 21, path, 1e-3), 1);  // an element over 1 MiB
 }
 
 }  // namespace
