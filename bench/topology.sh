@@ -13,12 +13,17 @@
 # bound, in lines "bound_ms SIZE_BYTES MS" or "size_bytes SIZE_BYTES ... bound_ms MS ...";
 # '-' where the tool is missing or names no such size.
 #
-# Usage: bench/topology.sh [--quick] [--results DIR] [TOPOLOGY...]
+# Usage: bench/topology.sh [--quick] [--results DIR] [--training] [TOPOLOGY...]
 #   TOPOLOGY: a name in bench/topologies/ (islands4) or a matrix file; by default
 #     homogeneous4 islands4 islands4_crossed slow_host4 homogeneous6 islands6 fragmented6
 #   --quick: 1 and 16 MiB only, and the 4-host topologies only (about 3 minutes)
 #   --results DIR: keep each job's JSON and output there (TOPOLOGY.off.json, .off.log,
 #     TOPOLOGY.auto.json, .auto.log)
+#   --training: instead, training steps (bench/training.py --topology --quick: resnet18
+#     on 32x32 synthetic images, batch 4 per rank, so that on 2 cores shared by all the
+#     hosts the gradients' 45 MB are a visible part of a step) on each topology (default
+#     islands4): plain, horde with HORDE_TOPOLOGY=off, horde with trees (auto) and DDP
+#     over gloo (about 3 minutes per topology)
 # The full run takes about 16 minutes on 2 cores (slow_host4 alone 5.5): sizes 1, 4, 16
 # and 64 MiB, best of 3.
 # Timings, not tests: run it on an otherwise idle machine (it prints how busy the cores
@@ -36,18 +41,22 @@ usage() {
   exit 2
 }
 quick=0
+training=0
 keep=""
 topologies=()
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
     --results) [ $# -ge 2 ] || usage; keep=$2; shift ;;
+    --training) training=1 ;;
     -*) usage ;;
     *) topologies+=("$1") ;;
   esac
   shift
 done
-if [ ${#topologies[@]} -eq 0 ]; then
+if [ ${#topologies[@]} -eq 0 ] && [ "$training" -eq 1 ]; then
+  topologies=(islands4)
+elif [ ${#topologies[@]} -eq 0 ]; then
   topologies=(homogeneous4 islands4 islands4_crossed slow_host4)
   [ "$quick" -eq 1 ] || topologies+=(homogeneous6 islands6 fragmented6)
 fi
@@ -102,6 +111,31 @@ for setting in off auto; do
 done
 exit "$code"
 SH
+
+# Training instead: one job per topology, every contender in it (bench/training.py).
+cat >"$results/training.sh" <<'SH'
+set -uo pipefail
+read -ra ssh_args <<<"$TESTBED_SSH"
+IFS=, read -ra hosts <<<"$TESTBED_HOSTS"
+mkdir -p "$TESTBED_DIR/rendezvous"
+BENCH_BUILD_DIR=$PWD/build/bench BENCH_RENDEZVOUS_DIR=$TESTBED_DIR/rendezvous \
+  BENCH_RESULTS_DIR=$TESTBED_DIR GLOO_SOCKET_IFNAME=$TESTBED_IFACE timeout 1200 \
+  "$BENCH_HORDERUN" -np "${#hosts[@]}" -H "$TESTBED_SLOTS" "${ssh_args[@]}" \
+  --network-interface "$TESTBED_IFACE" \
+  --mpi-args "-x BENCH_BUILD_DIR -x BENCH_RENDEZVOUS_DIR -x BENCH_RESULTS_DIR -x GLOO_SOCKET_IFNAME" \
+  "$BENCH_PYTHON" bench/training.py --topology --model resnet18 --image-size 32 \
+  --batch-size 4 --quick
+SH
+if [ "$training" -eq 1 ]; then
+  for index in "${!topologies[@]}"; do
+    echo
+    echo "== training on $(basename "${topologies[$index]}" .txt): ${matrices[$index]}"
+    BENCH_HORDERUN=$horderun BENCH_PYTHON=$python \
+      scripts/link_testbed.sh -q "${matrices[$index]}" -- bash "$results/training.sh" ||
+      { echo "bench/topology.sh: the training job failed" >&2; exit 1; }
+  done
+  exit 0
+fi
 
 failed=()
 for index in "${!topologies[@]}"; do

@@ -9,6 +9,7 @@
 //                                          bound_ms X trees_chosen 0|1
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -44,7 +45,9 @@ int Probe(const std::vector<std::string>& args) {
   std::shared_ptr<MpiContext> context;
   LinkMatrix links;
   Status status = MpiContext::Create(&context);
+  const auto start = std::chrono::steady_clock::now();
   if (status.ok()) status = LinkProbe(*context).Measure(&links);
+  const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
   if (!status.ok()) {
     std::cerr << "horde-topology: " << status.message() << "\n";
     return 1;
@@ -59,8 +62,8 @@ int Probe(const std::vector<std::string>& args) {
       std::cerr << "horde-topology: cannot write '" << output << "'\n";
       return 1;
     }
-    std::cerr << "horde-topology: wrote the links between " << links.size() << " ranks to "
-              << output << "\n";
+    std::cerr << "horde-topology: measured the links between " << links.size() << " ranks in "
+              << spent.count() << " s; wrote them to " << output << "\n";
   }
   std::cerr << TopologyPlan(links).Describe();
   return 0;

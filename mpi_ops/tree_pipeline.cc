@@ -18,7 +18,7 @@ constexpr int kTagBase = 0x7E20;
 // Passes over the trees that moved nothing before the loop starts to sleep between
 // passes: each MPI_Test moves socket data, but ranks sharing cores (and the kernel's TCP
 // work) need the core more than a rank whose messages are all in flight.
-constexpr int kIdlePassesBeforeSleep = 64;
+constexpr int kIdlePassesBeforeSleep = 8;
 constexpr auto kIdleSleep = std::chrono::microseconds(50);
 
 }  // namespace
