@@ -8,12 +8,15 @@ of several hosts are measured in tests/launcher/topology_netns_test.sh.
 """
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import horde.torch as hvd
-from _child_job import mpirun, results_by_rank
+from _child_job import child_environment, mpirun, results_by_rank
 
 pytestmark = pytest.mark.skipif(hvd.size() != 1,
                                 reason="starts its own job: only in the 1-rank run")
@@ -115,3 +118,38 @@ def test_bad_link_files_fail_init_on_every_rank(run_python, tmp_path, name, text
     assert len(results) == 2, out
     for rank, message in results.items():
         assert expected.format(path=path) in message, f"{rank}: {message}"
+
+
+A_RANK_DIES = """
+import os
+import time
+
+import torch
+
+import horde.torch as hvd
+
+hvd.init()
+hvd.allreduce(torch.ones(1 << 20), name="warm")  # on the trees
+if hvd.rank() == 2:
+    os._exit(7)  # gone mid-job, as a killed process is
+start = time.monotonic()
+try:
+    hvd.allreduce(torch.ones(1 << 20), name="after")
+    print(f"rank {hvd.rank()}: no error", flush=True)
+except Exception as e:  # noqa: BLE001 - what the survivors see is reported
+    print(f"rank {hvd.rank()}: {type(e).__name__} after {time.monotonic() - start:.1f} s",
+          flush=True)
+"""
+
+
+def test_a_rank_dying_mid_job_ends_it_without_a_hang(tmp_path):
+    """A rank that exits while the others reduce over the trees: the job ends (Open MPI
+    stops the others, as with MPI's own collectives) within the test's limit."""
+    links = write(tmp_path, "links.txt", ISLANDS)
+    started = time.monotonic()
+    done = subprocess.run([*mpirun(4), sys.executable, "-c", A_RANK_DIES],
+                          env=child_environment(HORDE_TOPOLOGY=links), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "rank 0: no error" not in done.stdout, done.stdout
+    assert time.monotonic() - started < 120
