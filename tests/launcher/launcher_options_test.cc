@@ -110,6 +110,16 @@ TEST(LauncherOptions, HelpVersionAndCheckBuildNeedNoCommand) {
   }
 }
 
+TEST(LauncherOptions, ProbeTopologyRunsNoCommandOfItsOwn) {
+  LauncherOptions options = ParseOptions({"-H", "a:1,b:1", "--probe-topology", "links.txt"});
+  EXPECT_EQ(options.probe_topology, "links.txt");
+  EXPECT_TRUE(options.command.empty());
+  EXPECT_USAGE_ERROR(ParseOptions({"--probe-topology", "links.txt", "python3", "train.py"}),
+                     "--probe-topology runs its own measurement: drop the command");
+  EXPECT_USAGE_ERROR(ParseOptions({"--probe-topology=", "x"}), "--probe-topology expects a file");
+  EXPECT_EQ(ParseOptions({"--topology", "off", "x"}).tuning_env[0].value, "off");
+}
+
 TEST(LauncherOptions, RejectsBadNumbers) {
   EXPECT_USAGE_ERROR(ParseOptions({"-np", "0", "x"}), "-np expects a whole number from 1");
   EXPECT_USAGE_ERROR(ParseOptions({"-np", "-2", "x"}), "got '-2'");
