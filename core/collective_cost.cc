@@ -25,8 +25,8 @@ double ExchangeSeconds(const LinkMatrix& links, int a, int b, double bytes) {
 // The slowest tree's pipeline: its share in chunks, each chunk taking one stage per link
 // (latency + chunk / rate), and `depth` links from the first chunk's start to the last
 // chunk's end besides the chunks themselves (2 Height for reduce and broadcast).
-double SlowestTree(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
-                   int64_t bytes, int element_size, bool reduce) {
+double SlowestTree(const LinkMatrix& links, const std::vector<SpanningTree>& trees, int64_t bytes,
+                   int element_size, bool reduce) {
   if (trees.empty()) return HUGE_VAL;
   const std::vector<int64_t> shares = SplitByRate(trees, bytes / element_size);
   const double latency = links.latency_seconds();

@@ -27,8 +27,7 @@ class MpiTreeAllreduce : public CollectiveOp {
         timeline_(std::move(timeline)),
         fusion_buffer_(std::move(fusion_buffer)),
         plan_(std::move(plan)),
-        pipeline_(context_->world(), context_->topology().rank,
-                  plan_->links().latency_seconds()) {}
+        pipeline_(context_->world(), context_->topology().rank, plan_->links().latency_seconds()) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;

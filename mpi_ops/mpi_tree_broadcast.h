@@ -21,8 +21,7 @@ class MpiTreeBroadcast : public CollectiveOp {
       : context_(std::move(context)),
         timeline_(std::move(timeline)),
         plan_(std::move(plan)),
-        pipeline_(context_->world(), context_->topology().rank,
-                  plan_->links().latency_seconds()) {}
+        pipeline_(context_->world(), context_->topology().rank, plan_->links().latency_seconds()) {}
 
   bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
   Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;

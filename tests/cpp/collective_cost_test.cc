@@ -117,8 +117,8 @@ TEST(CollectiveCost, ChunksBalanceLatencyAgainstFillWithinBoundsInWholeElements)
   EXPECT_EQ(ChunkElements(1 << 20, 4, path, 1e-3), static_cast<int64_t>(best) / 4);
   EXPECT_EQ(ChunkElements(int64_t{1} << 30, 4, path, 1e-3), kMaxChunkBytes / 4);  // at most
   EXPECT_EQ(ChunkElements(1 << 20, 4, path, 0), kMinChunkBytes / 4);  // no latency: the least
-  EXPECT_EQ(ChunkElements(1000, 4, path, 1e-3), 1000);                 // but not over the share
-  EXPECT_EQ(ChunkElements(1 << 20, 3, path, 0), kMinChunkBytes / 3);   // whole elements
+  EXPECT_EQ(ChunkElements(1000, 4, path, 1e-3), 1000);                // but not over the share
+  EXPECT_EQ(ChunkElements(1 << 20, 3, path, 0), kMinChunkBytes / 3);  // whole elements
   EXPECT_EQ(ChunkElements(0, 4, path, 1e-3), 1);
   EXPECT_EQ(ChunkElements(10, 1 << 21, path, 1e-3), 1);  // an element over 1 MiB
 }
