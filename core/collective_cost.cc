@@ -103,6 +103,29 @@ double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root
   return seconds;
 }
 
+double ScatterAllgatherBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root) {
+  const int n = links.size();
+  if (n < 2) return 0;
+  const double piece = static_cast<double>(bytes) / n;
+  double seconds = 0;
+  int top = 1;
+  while (top < n) top *= 2;
+  // The scatter: each holder sends the far half of the pieces it holds.
+  for (int mask = top / 2; mask >= 1; mask /= 2) {
+    double step = 0;
+    for (int from = 0; from + mask < n; from += 2 * mask) {
+      const int pieces = std::min(from + 2 * mask, n) - (from + mask);
+      step = std::max(
+          step, MessageSeconds(links, (from + root) % n, (from + mask + root) % n, pieces * piece));
+    }
+    seconds += step;
+  }
+  // The ring allgather: n - 1 steps of one piece to the next rank.
+  double step = 0;
+  for (int i = 0; i < n; ++i) step = std::max(step, MessageSeconds(links, i, (i + 1) % n, piece));
+  return seconds + (n - 1) * step;
+}
+
 double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
                              int64_t bytes, int element_size) {
   return SlowestTree(links, trees, bytes, element_size, /*reduce=*/false);

@@ -33,6 +33,9 @@ double TreesAllreduceSeconds(const LinkMatrix& links, const std::vector<Spanning
                              int64_t bytes, int element_size);
 // MPI's binomial tree from `root`, the whole message at every step.
 double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root);
+// MPI's broadcast of large messages: a binomial scatter of n pieces from `root`, then a
+// ring allgather in rank order.
+double ScatterAllgatherBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root);
 // Broadcast down `trees` (rooted where the broadcast's root is): the same pipeline with a
 // fill of Height - 1 stages. No trees: +infinity.
 double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,

@@ -51,7 +51,9 @@ bool TopologyPlan::TreesForAllreduce(int64_t bytes, int element_size) const {
 bool TopologyPlan::TreesForBroadcast(int64_t bytes, int element_size, int root) const {
   if (trees_.empty()) return false;
   const double trees = TreesBroadcastSeconds(links_, TreesRootedAt(root), bytes, element_size);
-  return trees * options_.margin < BinomialBroadcastSeconds(links_, bytes, root);
+  const double mpi = std::min(BinomialBroadcastSeconds(links_, bytes, root),
+                              ScatterAllgatherBroadcastSeconds(links_, bytes, root));
+  return trees * options_.margin < mpi;
 }
 
 std::vector<SpanningTree> TopologyPlan::TreesRootedAt(int root) const {

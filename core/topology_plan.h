@@ -32,8 +32,8 @@ class TopologyPlan {
 
   // Trees predicted faster, by the margin, than the better of ring and recursive doubling.
   bool TreesForAllreduce(int64_t bytes, int element_size) const;
-  // The trees rooted at `root` (same edges and rates) predicted faster than a binomial
-  // broadcast by the margin.
+  // The trees rooted at `root` (same edges and rates) predicted faster, by the margin,
+  // than the better of MPI's binomial and scatter-allgather broadcasts.
   bool TreesForBroadcast(int64_t bytes, int element_size, int root) const;
   // For broadcast: the trees with the same edges and rates, each rooted at `root`.
   std::vector<SpanningTree> TreesRootedAt(int root) const;

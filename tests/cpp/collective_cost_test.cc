@@ -67,6 +67,12 @@ TEST(CollectiveCost, BinomialBroadcastSendsTheWholeMessageEachStep) {
   EXPECT_EQ(BinomialBroadcastSeconds(Uniform(1), kS, 0), 0);
 }
 
+TEST(CollectiveCost, ScatterAllgatherBroadcastMovesTwoThirdsOfTheMessageTwiceOnFour) {
+  // Scatter: 2 pieces, then 1; allgather: 3 steps of 1 piece. 6 pieces of S/4 in all.
+  EXPECT_NEAR(ScatterAllgatherBroadcastSeconds(Uniform(4), kS, 1), 6.0 * kS / 4 / kB, 1e-12);
+  EXPECT_EQ(ScatterAllgatherBroadcastSeconds(Uniform(1), kS, 0), 0);
+}
+
 TEST(CollectiveCost, TreesArePipelinesOfChunksPlusTheirFill) {
   const LinkMatrix links = Uniform(4, 1e-5);
   // The path 0 - 1 - 2 - 3 rooted at 1 (height 2) and the star around 2 (height 1).
