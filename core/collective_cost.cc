@@ -149,8 +149,11 @@ std::vector<int64_t> SplitByRate(const std::vector<SpanningTree>& trees, int64_t
   }
   std::vector<size_t> order(k);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return remainder[a] > remainder[b]; });
+  // Ties to the lower tree (std::sort with the index: stable_sort's temporary buffer trips
+  // AddressSanitizer's alloc-dealloc check with GCC 12's libstdc++).
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return remainder[a] != remainder[b] ? remainder[a] > remainder[b] : a < b;
+  });
   // Rounding may have floored past count: take back from the smallest remainders.
   for (size_t i = k; assigned > count; i = i == 1 ? k : i - 1) {
     int64_t& share = shares[order[i - 1]];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "core/packing_lp.h"
 
@@ -18,6 +19,23 @@ constexpr int kMaxIterations = 4096;
 constexpr size_t kCandidatesPerTree = 8;
 // Bounds the improving rounds after the candidates' best.
 constexpr int kMaxImprovements = 64;
+
+// `items` by `key`, largest first, equal keys in their order: std::sort over indices,
+// since std::stable_sort's temporary buffer trips AddressSanitizer's alloc-dealloc check
+// with GCC 12's libstdc++.
+template <typename T, typename Key>
+std::vector<T> DescendingBy(std::vector<T> items, Key key) {
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const double ka = key(items[a]), kb = key(items[b]);
+    return ka != kb ? ka > kb : a < b;
+  });
+  std::vector<T> sorted;
+  sorted.reserve(items.size());
+  for (size_t i : order) sorted.push_back(std::move(items[i]));
+  return sorted;
+}
 
 // The packing's resources: each link {u < v} (both directions), then each NIC-limited
 // rank, with their capacities.
@@ -126,9 +144,7 @@ std::vector<Candidate> Candidates(const Resources& resources) {
       total += grown * capacity[i];
     }
   }
-  std::stable_sort(found.begin(), found.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.carried > b.carried; });
-  return found;
+  return DescendingBy(std::move(found), [](const Candidate& c) { return c.carried; });
 }
 
 // Trees kept, what each uses of every resource, and their exact rates.
@@ -217,9 +233,7 @@ std::vector<SpanningTree> PackSpanningTrees(const LinkMatrix& links, int max_tre
     const SpanningTree tree{0, kept.parents[j], kept.packing.rates[j]};
     trees.push_back(tree.RootedAt(tree.Center()));
   }
-  std::stable_sort(trees.begin(), trees.end(),
-                   [](const SpanningTree& a, const SpanningTree& b) { return a.rate > b.rate; });
-  return trees;
+  return DescendingBy(std::move(trees), [](const SpanningTree& t) { return t.rate; });
 }
 
 }  // namespace horde
