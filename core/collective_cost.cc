@@ -86,44 +86,46 @@ double TreesAllreduceSeconds(const LinkMatrix& links, const std::vector<Spanning
   return SlowestTree(links, trees, bytes, element_size, /*reduce=*/true);
 }
 
-double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root) {
+namespace {
+
+// A binomial tree from `root`, as MPICH sends: the root to the farthest half first, then
+// every holder halves again; `bytes(from, mask)` is what relative rank `from` sends to
+// `from + mask`.
+template <typename Bytes>
+double BinomialSeconds(const LinkMatrix& links, int root, Bytes bytes) {
   const int n = links.size();
   double seconds = 0;
   int top = 1;
   while (top < n) top *= 2;
-  // As MPICH sends: the root to the farthest half first, then every holder halves again.
   for (int mask = top / 2; mask >= 1; mask /= 2) {
     double step = 0;
     for (int from = 0; from + mask < n; from += 2 * mask) {
       step = std::max(step, MessageSeconds(links, (from + root) % n, (from + mask + root) % n,
-                                           static_cast<double>(bytes)));
+                                           bytes(from, mask)));
     }
     seconds += step;
   }
   return seconds;
 }
 
+}  // namespace
+
+double BinomialBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root) {
+  return BinomialSeconds(links, root, [&](int, int) { return static_cast<double>(bytes); });
+}
+
 double ScatterAllgatherBroadcastSeconds(const LinkMatrix& links, int64_t bytes, int root) {
   const int n = links.size();
   if (n < 2) return 0;
   const double piece = static_cast<double>(bytes) / n;
-  double seconds = 0;
-  int top = 1;
-  while (top < n) top *= 2;
   // The scatter: each holder sends the far half of the pieces it holds.
-  for (int mask = top / 2; mask >= 1; mask /= 2) {
-    double step = 0;
-    for (int from = 0; from + mask < n; from += 2 * mask) {
-      const int pieces = std::min(from + 2 * mask, n) - (from + mask);
-      step = std::max(
-          step, MessageSeconds(links, (from + root) % n, (from + mask + root) % n, pieces * piece));
-    }
-    seconds += step;
-  }
+  const double scatter = BinomialSeconds(links, root, [&](int from, int mask) {
+    return (std::min(from + 2 * mask, n) - (from + mask)) * piece;
+  });
   // The ring allgather: n - 1 steps of one piece to the next rank.
   double step = 0;
   for (int i = 0; i < n; ++i) step = std::max(step, MessageSeconds(links, i, (i + 1) % n, piece));
-  return seconds + (n - 1) * step;
+  return scatter + (n - 1) * step;
 }
 
 double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
