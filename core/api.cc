@@ -57,6 +57,15 @@ Status StartGlobal(const RuntimeFactory& factory, std::shared_ptr<Runtime>* out)
   return Status::Ok();
 }
 
+// Builds the runtime of one set of these ranks, with the global set's config.
+Status BuildSet(const Config& global_config, const std::vector<int>& ranks,
+                const ProcessSetFactory& set_factory, std::unique_ptr<Runtime>* runtime) {
+  Config config = global_config;
+  // Only the global set records a timeline and autotunes: one file, one tuner per rank.
+  config.autotune = false;
+  return set_factory(config, ranks, runtime);
+}
+
 // Validates, builds and registers one set; the caller holds change_mu and has checked
 // that sets may be added now.
 Status AddLocked(Sets& sets, std::vector<int> ranks, const ProcessSetFactory& set_factory,
@@ -74,12 +83,33 @@ Status AddLocked(Sets& sets, std::vector<int> ranks, const ProcessSetFactory& se
                                      std::to_string(existing) + ")");
     }
   }
-  // Only the global set records a timeline and autotunes: one file, one tuner per rank.
-  config.autotune = false;
   std::unique_ptr<Runtime> runtime;
-  HORDE_RETURN_IF_ERROR(set_factory(config, ranks, &runtime));
+  HORDE_RETURN_IF_ERROR(BuildSet(config, ranks, set_factory, &runtime));
   std::lock_guard<std::mutex> lock(sets.registry_mu);
   *id = sets.registry.Add(std::move(ranks), std::move(runtime));
+  return Status::Ok();
+}
+
+// Starts the global runtime and the sets of `old_sets` (ranks of the job before it was
+// re-formed) over the job `previous_ranks` describes; the caller holds change_mu.
+Status StartReformed(Sets& sets, const RuntimeFactory& factory,
+                     const ProcessSetFactory& set_factory,
+                     const std::map<int32_t, std::vector<int>>& old_sets,
+                     const std::vector<int>& previous_ranks) {
+  std::shared_ptr<Runtime> global;
+  HORDE_RETURN_IF_ERROR(StartGlobal(factory, &global));
+  {
+    std::lock_guard<std::mutex> lock(sets.registry_mu);
+    sets.registry.SetGlobal(global->topology().size, global);
+  }
+  for (const auto& [id, old_ranks] : old_sets) {
+    std::vector<int> ranks = RenumberedRanks(old_ranks, previous_ranks);
+    if (ranks.empty()) continue;
+    std::unique_ptr<Runtime> runtime;
+    HORDE_RETURN_IF_ERROR(BuildSet(global->config(), ranks, set_factory, &runtime));
+    std::lock_guard<std::mutex> lock(sets.registry_mu);
+    sets.registry.Put(id, std::move(ranks), std::move(runtime));
+  }
   return Status::Ok();
 }
 
@@ -130,6 +160,46 @@ Status InitRuntime(const RuntimeFactory& factory, const std::vector<std::vector<
     }
     if (ids) ids->push_back(id);
   }
+  return Status::Ok();
+}
+
+Status RebuildRuntimes(const JobReform& reform, const RuntimeFactory& factory,
+                       const ProcessSetFactory& set_factory,
+                       std::map<int32_t, std::vector<int>>* sets_out) {
+  Sets& sets = TheSets();
+  std::lock_guard<std::mutex> change(sets.change_mu);
+  std::map<int32_t, std::vector<int>> old_sets;
+  {
+    std::lock_guard<std::mutex> lock(sets.registry_mu);
+    old_sets = sets.registry.SetRanks();
+  }
+  // Ranks of the job before the first re-forming, for each rank of the current job.
+  std::vector<int> original;
+  // Each failed attempt either lost a rank or failed alike on every rank (a setting);
+  // a few attempts cover ranks dying one after another.
+  constexpr int kAttempts = 4;
+  Status started;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    reform.interrupt();
+    ShutdownEntries(TakeAll(sets));
+    std::vector<int> previous;
+    HORDE_RETURN_IF_ERROR(reform.shrink(&previous));
+    if (!original.empty()) {
+      for (int& rank : previous) rank = original[rank];
+    }
+    original = previous;
+    started = StartReformed(sets, factory, set_factory, old_sets, original);
+    if (reform.agree(started.ok())) break;
+    if (started.ok()) started = Status::Internal("a rank failed while the job re-formed");
+    HORDE_LOG(kWarning) << "re-forming the job from its live ranks, attempt " << attempt + 1
+                        << " of " << kAttempts << ": " << started.message();
+  }
+  if (!started.ok()) {
+    ShutdownEntries(TakeAll(sets));
+    return started;
+  }
+  std::lock_guard<std::mutex> lock(sets.registry_mu);
+  *sets_out = sets.registry.SetRanks();
   return Status::Ok();
 }
 

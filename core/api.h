@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,28 @@ void AbortRuntimes(const std::string& failure);
 std::shared_ptr<Runtime> CurrentRuntime();
 // The global runtime's timeline, or nullptr when horde is not running.
 std::shared_ptr<Timeline> CurrentTimeline();
+
+// How the job re-forms from its live ranks after a rank failed (over MPI:
+// mpi_ops/job_communicator.h). Every survivor makes the same calls.
+struct JobReform {
+  // Makes every communication of this rank's runtimes fail at once, on every rank.
+  std::function<void()> interrupt;
+  // Makes the new job of the live ranks (no runtime may be running); fills, for each of
+  // its ranks, its rank in the job before.
+  std::function<Status(std::vector<int>* previous_ranks)> shrink;
+  // Whether `ok` holds on every rank of the new job: the same answer on all of them.
+  std::function<bool(bool ok)> agree;
+};
+
+// In-place recovery from a lost rank: stops every runtime of this rank, re-forms the job
+// from the live ranks with `reform`, and starts the global runtime and every process set
+// again over them, each set under its id with its ranks renumbered (lost ranks left out;
+// a set with none left is forgotten). The survivors agree that each of them succeeded;
+// when a rank fails meanwhile, all of them do it again. `*sets` gets the ranks of every
+// process set but the global one, by id. Collective over the survivors.
+Status RebuildRuntimes(const JobReform& reform, const RuntimeFactory& factory,
+                       const ProcessSetFactory& set_factory,
+                       std::map<int32_t, std::vector<int>>* sets);
 
 // Adds a process set after init (collective: every rank calls it, in the same order);
 // needs HORDE_DYNAMIC_PROCESS_SETS=1.

@@ -17,6 +17,12 @@ int32_t ProcessSetRegistry::Add(std::vector<int> ranks, std::shared_ptr<Runtime>
   return id;
 }
 
+void ProcessSetRegistry::Put(int32_t id, std::vector<int> ranks,
+                             std::shared_ptr<Runtime> runtime) {
+  sets_[id] = Entry{std::move(ranks), std::move(runtime)};
+  next_id_ = std::max(next_id_, id + 1);
+}
+
 Status ProcessSetRegistry::Remove(int32_t id, Entry* removed) {
   if (id == 0) return Status::InvalidArgument("the global process set (id 0) cannot be removed");
   const Entry* entry = nullptr;
@@ -54,10 +60,29 @@ int32_t ProcessSetRegistry::IdOf(const std::vector<int>& ranks) const {
   return -1;
 }
 
+std::map<int32_t, std::vector<int>> ProcessSetRegistry::SetRanks() const {
+  std::map<int32_t, std::vector<int>> out;
+  for (const auto& [id, entry] : sets_) {
+    if (id != 0) out[id] = entry.ranks;
+  }
+  return out;
+}
+
 std::vector<std::shared_ptr<Runtime>> ProcessSetRegistry::runtimes() const {
   std::vector<std::shared_ptr<Runtime>> out;
   for (const auto& [id, entry] : sets_) {
     if (entry.runtime) out.push_back(entry.runtime);
+  }
+  return out;
+}
+
+std::vector<int> RenumberedRanks(const std::vector<int>& ranks,
+                                 const std::vector<int>& previous_ranks) {
+  std::vector<int> out;
+  for (size_t now = 0; now < previous_ranks.size(); ++now) {
+    if (std::binary_search(ranks.begin(), ranks.end(), previous_ranks[now])) {
+      out.push_back(static_cast<int>(now));
+    }
   }
   return out;
 }

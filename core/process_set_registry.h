@@ -29,6 +29,8 @@ class ProcessSetRegistry {
   // Registers the global set (id 0) over ranks 0..size-1.
   void SetGlobal(int size, std::shared_ptr<Runtime> runtime);
   int32_t Add(std::vector<int> ranks, std::shared_ptr<Runtime> runtime);
+  // Registers a set under an id it had before Clear() (when the job is re-formed).
+  void Put(int32_t id, std::vector<int> ranks, std::shared_ptr<Runtime> runtime);
   // Forgets the set and returns its entry; the global set cannot be removed.
   Status Remove(int32_t id, Entry* removed);
   // Forgets every set, global included, and returns them (to be shut down).
@@ -38,6 +40,8 @@ class ProcessSetRegistry {
   Status Find(int32_t id, const Entry** entry) const;
   // The id of the set with exactly these (sorted) ranks, or -1.
   int32_t IdOf(const std::vector<int>& ranks) const;
+  // The ranks of every set but the global one, by id.
+  std::map<int32_t, std::vector<int>> SetRanks() const;
   // Every runtime this process holds, global first.
   std::vector<std::shared_ptr<Runtime>> runtimes() const;
 
@@ -49,6 +53,11 @@ class ProcessSetRegistry {
 // Checks `ranks` for a set of a job of `world_size` ranks (not empty, each in range,
 // none twice) and sorts them.
 Status ValidateProcessSetRanks(int world_size, std::vector<int>* ranks);
+
+// The ranks of a set after the job was re-formed without some ranks: `previous_ranks[i]`
+// is the rank before of new rank i. Ranks no longer in the job are left out.
+std::vector<int> RenumberedRanks(const std::vector<int>& ranks,
+                                 const std::vector<int>& previous_ranks);
 
 // "[0, 2, 3]", for error messages.
 std::string RanksString(const std::vector<int>& ranks);

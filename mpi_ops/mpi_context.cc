@@ -3,16 +3,24 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "core/api.h"
 #include "core/logging.h"
+#include "mpi_ops/job_communicator.h"
+#include "mpi_ops/rank_failures.h"
 
 namespace horde {
 namespace mpi {
 namespace {
 
 std::atomic<bool> g_process_failed{false};
+
+// The live contexts, for RevokeAll.
+std::mutex g_contexts_mu;
+std::set<MpiContext*> g_contexts;
 
 // Runs at process exit when horde initialized MPI: the runtime must stop making MPI
 // calls before MPI goes away. A failed process skips MPI_Finalize, which would wait for
@@ -94,7 +102,7 @@ Status MpiContext::Create(std::shared_ptr<MpiContext>* out) {
   bool threads_multiple = false;
   HORDE_RETURN_IF_ERROR(EnsureMpiInitialized(&threads_multiple));
   MPI_Comm comm = MPI_COMM_NULL;
-  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup"));
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_dup(JobCommunicator(), &comm), "MPI_Comm_dup"));
   return Adopt(comm, threads_multiple, out);
 }
 
@@ -107,16 +115,17 @@ Status MpiContext::CreateForRanks(const std::vector<int>& ranks, std::shared_ptr
         "process sets need MPI_THREAD_MULTIPLE (each set's runtime calls MPI from its own "
         "thread), and this MPI library provides less");
   }
+  MPI_Comm job = JobCommunicator();
   int world_rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_rank(job, &world_rank);
   const bool member = std::binary_search(ranks.begin(), ranks.end(), world_rank);
   // The split makes a new communicator (MPI_COMM_NULL outside the set) with its own
   // matching context, so its traffic never meets another set's, as the world's
-  // duplicate in Create. It is made on MPI_COMM_WORLD, like that duplicate, because no
-  // horde thread uses that communicator.
+  // duplicate in Create. It is made on the job's communicator, like that duplicate,
+  // because no horde thread uses that communicator.
   MPI_Comm comm = MPI_COMM_NULL;
   HORDE_RETURN_IF_ERROR(
-      CheckMpi(MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank, &comm),
+      CheckMpi(MPI_Comm_split(job, member ? 0 : MPI_UNDEFINED, world_rank, &comm),
                "MPI_Comm_split"));
   out->reset();
   if (!member) return Status::Ok();
@@ -130,12 +139,16 @@ Status MpiContext::Adopt(MPI_Comm comm, bool threads_multiple, std::shared_ptr<M
   context->world_ = comm;
   context->threads_multiple_ = threads_multiple;
   HORDE_RETURN_IF_ERROR(context->Init());
+  {
+    std::lock_guard<std::mutex> lock(g_contexts_mu);
+    g_contexts.insert(context.get());
+  }
   *out = std::move(context);
   return Status::Ok();
 }
 
 Status MpiContext::Init() {
-  MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
+  SetErrorHandler(world_);
   MPI_Comm_rank(world_, &topology_.rank);
   MPI_Comm_size(world_, &topology_.size);
 
@@ -157,7 +170,16 @@ Status MpiContext::Init() {
   return Status::Ok();
 }
 
+void MpiContext::RevokeAll() {
+  std::lock_guard<std::mutex> lock(g_contexts_mu);
+  for (MpiContext* context : g_contexts) RevokeCommunicator(context->world_);
+}
+
 MpiContext::~MpiContext() {
+  {
+    std::lock_guard<std::mutex> lock(g_contexts_mu);
+    g_contexts.erase(this);
+  }
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;

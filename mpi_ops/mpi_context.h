@@ -16,16 +16,19 @@ namespace mpi {
 Status CheckMpi(int code, const char* call);
 
 // The communicators one runtime uses: its own communicator (a private duplicate of the
-// world, or of a process set's ranks, so horde's traffic never matches the user's own MPI
-// messages nor another set's), the ranks of it on this node, and the ranks with the same
-// local rank across nodes. MPI itself is initialized once per process and finalized at
-// exit, so init() after shutdown() works.
+// job's (mpi_ops/job_communicator.h), or of a process set's ranks, so horde's traffic
+// never matches the user's own MPI messages nor another set's), the ranks of it on this
+// node, and the ranks with the same local rank across nodes. MPI itself is initialized
+// once per process and finalized at exit, so init() after shutdown() works.
 class MpiContext {
  public:
   static Status Create(std::shared_ptr<MpiContext>* out);
   // The context of the process set of these (sorted) world ranks, whose rank and size
   // are within the set. Collective over the world; leaves *out null outside the set.
   static Status CreateForRanks(const std::vector<int>& ranks, std::shared_ptr<MpiContext>* out);
+  // Revokes every live context's communicators (see rank_failures.h): calls on them fail
+  // at once, on every rank, so runtimes stop without waiting for each other.
+  static void RevokeAll();
   ~MpiContext();
   MpiContext(const MpiContext&) = delete;
   MpiContext& operator=(const MpiContext&) = delete;

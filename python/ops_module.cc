@@ -135,6 +135,8 @@ PYBIND11_MODULE(_ops, m) {
   m.def("remove_process_set", &torch_ops::RemoveProcessSet, py::arg("process_set_id"),
         py::call_guard<py::gil_scoped_release>());
   m.def("abort", &torch_ops::Abort, py::arg("failure"), py::call_guard<py::gil_scoped_release>());
+  m.def("survives_rank_failures", &torch_ops::SurvivesRankFailures);
+  m.def("recover_in_place", &torch_ops::RecoverInPlace, py::call_guard<py::gil_scoped_release>());
   m.def("is_initialized", &torch_ops::IsInitialized);
   m.def("topology", &TopologyDict);
   m.def("runtime_stats", &StatsDict);

@@ -7,8 +7,10 @@
 #include "core/process_set_registry.h"
 #include "core/request_validator.h"
 #include "gpu_ops/device_ops.h"
+#include "mpi_ops/job_communicator.h"
 #include "mpi_ops/make_runtime.h"
 #include "mpi_ops/mpi_context.h"
+#include "mpi_ops/rank_failures.h"
 #include "torch_plugin/call_site.h"
 #include "torch_plugin/cuda_ready_event.h"
 #include "torch_plugin/operation_table.h"
@@ -174,6 +176,15 @@ void RemoveProcessSet(int32_t id) { ThrowIfError(horde::RemoveProcessSet(id)); }
 void Abort(const std::string& failure) {
   mpi::MarkProcessFailed();
   AbortRuntimes(failure);
+}
+
+bool SurvivesRankFailures() { return mpi::SurvivesRankFailures(); }
+
+std::map<int32_t, std::vector<int>> RecoverInPlace() {
+  std::map<int32_t, std::vector<int>> sets;
+  ThrowIfError(RebuildRuntimes(mpi::JobReformOverMpi(), mpi::RuntimeFactoryWith(gpu::GpuDeviceOps()),
+                               mpi::ProcessSetFactoryWith(gpu::GpuDeviceOps()), &sets));
+  return sets;
 }
 
 bool IsInitialized() {

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ void RemoveProcessSet(int32_t id);
 // process exits (see mpi::MarkProcessFailed).
 void Abort(const std::string& failure);
 bool IsInitialized();
+// Whether this rank can survive another rank's failure in place (see
+// mpi_ops/rank_failures.h).
+bool SurvivesRankFailures();
+// After a rank failed: re-forms the job from the live ranks and starts horde again over
+// them, every process set renumbered (see core/api.h's RebuildRuntimes). Returns the
+// sets' ranks by id, the global set's excluded. Collective over the survivors.
+std::map<int32_t, std::vector<int>> RecoverInPlace();
 // This process's place in the job; throws if horde is not initialized.
 Topology CurrentTopology();
 RuntimeStats Stats();

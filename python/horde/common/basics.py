@@ -5,7 +5,8 @@ in HordeBasics and re-exports the methods."""
 import atexit
 import sys
 
-from horde.common.process_sets import as_new_process_set, global_process_set, process_set_id_of
+from horde.common.process_sets import (
+    as_new_process_set, global_process_set, process_set_id_of, renumber_after_recovery)
 
 
 class HordeBasics:
@@ -70,6 +71,20 @@ class HordeBasics:
     def shutdown(self):
         """Stops horde on this rank; operations still pending fail with HordeInternalError."""
         self._ops.shutdown()
+
+    def survives_rank_failures(self):
+        """Whether this rank can go on in place when another rank dies: horde was built
+        against an MPI with the fault-tolerance extension (ULFM) and mpirun enabled it
+        (``horderun --elastic-mode in-place``, or ``auto`` where the MPI has it)."""
+        return bool(self._ops.survives_rank_failures())
+
+    def recover_in_place(self):
+        """After a rank failed (an operation raised HordeInternalError): re-forms the job
+        from the live ranks, in this process, and starts horde again over them; rank(),
+        size() and every registered ProcessSet are renumbered (a set with no rank left is
+        unregistered). Every surviving rank calls it; collective over them."""
+        set_ranks = self._ops.recover_in_place()
+        renumber_after_recovery(self.size(), self.rank(), set_ranks)
 
     def start_timeline(self, file_path, mark_cycles=False):
         """Rank 0 records a Chrome-trace timeline of every operation to ``file_path``

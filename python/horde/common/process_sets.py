@@ -8,6 +8,7 @@ HORDE_DYNAMIC_PROCESS_SETS=1 after init), so ids agree across ranks.
 """
 
 import operator
+import weakref
 
 
 class ProcessSet:
@@ -26,6 +27,7 @@ class ProcessSet:
 
     def _registered(self, process_set_id, world_rank):
         self.process_set_id, self._world_rank = process_set_id, world_rank
+        _registered_sets[process_set_id] = self
 
     def size(self):
         """Number of ranks in the set."""
@@ -48,6 +50,26 @@ class ProcessSet:
 
     def __repr__(self):
         return f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks})"
+
+
+# The registered sets by id (global one included), to renumber after a lost rank.
+_registered_sets = weakref.WeakValueDictionary()
+
+
+def renumber_after_recovery(world_size, world_rank, set_ranks):
+    """After the job re-formed without its lost ranks (horde.common.basics): the global
+    set spans ``world_size`` ranks again, the other sets take their new ranks from
+    ``set_ranks`` (id -> ranks), and a set with no rank left is unregistered."""
+    global_process_set.ranks = list(range(world_size))
+    for process_set_id, process_set in list(_registered_sets.items()):
+        if process_set_id == 0:
+            process_set._registered(0, world_rank)
+        elif process_set_id in set_ranks:
+            process_set.ranks = list(set_ranks[process_set_id])
+            process_set._registered(process_set_id, world_rank)
+        else:
+            process_set.process_set_id = None
+            del _registered_sets[process_set_id]
 
 
 # The set of every rank, id 0; its ranks are filled in by init().

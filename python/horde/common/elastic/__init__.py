@@ -31,6 +31,17 @@ def generation():
     return int(os.environ.get("HORDE_ELASTIC_GENERATION", "0"))
 
 
+def in_place_requested():
+    """Whether horderun started this generation for in-place recovery (``--elastic-mode``
+    in-place, or auto where the MPI has the fault-tolerance extension)."""
+    return os.environ.get("HORDE_ELASTIC_IN_PLACE") == "1"
+
+
+def min_np():
+    """horderun's --min-np: fewer survivors than this leave for a restart (1 if unset)."""
+    return int(os.environ.get("HORDE_ELASTIC_MIN_NP") or 1)
+
+
 def expected_commit():
     """The newest commit an earlier generation held (horderun passes it on), or None when
     no generation has held one yet."""

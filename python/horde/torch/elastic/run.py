@@ -7,16 +7,19 @@ import sys
 from horde.common import elastic as common
 from horde.common.elastic import host_updates
 from horde.common.exceptions import HordeInternalError, HostsUpdatedInterrupt
+from horde.torch.elastic import recovery
 from horde.torch.mpi_ops import rank
 
 
 def run(func):
     """Decorates ``train(state, ...)``. At the start of every generation it syncs the
     state (every rank gets the newest commit), runs the reset callbacks when this is not
-    the first generation, and calls ``func``. When a rank failed (HordeInternalError) or
-    the hosts changed (HostsUpdatedInterrupt), the process leaves with the reset exit
-    code and horderun starts the next generation, whose ranks resume from the newest
-    commit. Outside an elastic job the exceptions propagate."""
+    the first generation, and calls ``func``. When a rank failed (HordeInternalError) and
+    the MPI survives it, the surviving ranks re-form the job in place, return to the
+    newest commit any of them holds, run the reset callbacks and call ``func`` again.
+    Otherwise, and when the hosts changed (HostsUpdatedInterrupt), the process leaves
+    with the reset exit code and horderun starts the next generation, whose ranks resume
+    from the newest commit. Outside an elastic job the exceptions propagate."""
 
     @functools.wraps(func)
     def wrapper(state, *args, **kwargs):
@@ -25,12 +28,17 @@ def run(func):
         state.sync()
         if common.generation() > 0:
             state.on_reset()
-        try:
-            return func(state, *args, **kwargs)
-        except (HordeInternalError, HostsUpdatedInterrupt) as error:
-            if common.job_directory() is None:
-                raise
-            _leave(error)
+        while True:
+            try:
+                return func(state, *args, **kwargs)
+            except (HordeInternalError, HostsUpdatedInterrupt) as error:
+                if common.job_directory() is None:
+                    raise
+                if isinstance(error, HostsUpdatedInterrupt) or not recovery.possible():
+                    _leave(error)
+                if not recovery.recover(state, error):
+                    _leave(error)
+                state.on_reset()
 
     return wrapper
 

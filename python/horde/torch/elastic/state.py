@@ -36,6 +36,7 @@ class State:
         self._write_error = None  # why this rank could not write its host's commit
         self._writer = None  # whether this rank keeps its host's commits: decided once
         self._announced = False
+        self._in_place = False  # syncing among the survivors of a lost rank
         directory = common.job_directory()
         self._store = CommitStore(directory) if directory else None
 
@@ -105,8 +106,19 @@ class State:
         self._keep()
         self._announce()
 
+    def _sync_in_place(self):
+        """sync() among the survivors of a lost rank, in the same processes: each holds
+        its last commit in memory, so none reads the job directory; this host's writer
+        may be another rank now."""
+        self._writer = None
+        self._in_place = True
+        try:
+            self.sync()
+        finally:
+            self._in_place = False
+
     def _read_host_commit(self):
-        if self._store is None or not self._is_writer():
+        if self._store is None or self._in_place or not self._is_writer():
             return
         found = self._store.read_newest(common.job_id())
         if found and (self._commit is None or found[0].order() > self._commit.order()):
