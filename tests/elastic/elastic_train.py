@@ -1,5 +1,12 @@
 """The training script of the elastic tests, written as a Horovod elastic script is:
-`elastic_train.py [--epochs E] [--commit-every K] [--delay S]`.
+`elastic_train.py [--epochs E] [--commit-every K] [--delay S] [--die RANK:WHERE:N]
+[--ballast-mb M]`.
+
+--die makes rank RANK (of the first generation) SIGKILL itself: WHERE=commit inside its
+N-th commit, after saving it and before the commit's allreduce; WHERE=recovery N
+milliseconds into its first in-place recovery (while the others re-form the job).
+--ballast-mb adds M MB of float32 zeros to the state every commit carries (for the
+costs in bench/elastic_cost.py); the training is unchanged.
 
 Each rank reports with one write per line:
   start rank=R size=S gen=G commit=N epoch=E batch=B lr=L pid=P   (after sync)
@@ -11,6 +18,8 @@ training rule are those that reference.py replays in one process.
 
 import argparse
 import os
+import signal
+import threading
 import time
 
 import torch
@@ -24,11 +33,43 @@ def say(text):
     os.write(1, (text + "\n").encode())
 
 
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def arm(state, spec, first_rank):
+    """Installs --die's self-kill on this process when it is the rank named."""
+    if not spec:
+        return
+    rank_, where, n = spec.split(":")
+    if int(rank_) != first_rank:
+        return
+    if where == "commit":
+        save = state.save
+
+        def save_then_die():
+            save()
+            if state._commits == int(n):
+                die()
+        state.save = save_then_die
+    elif where == "recovery":
+        restore = state.restore
+
+        def restore_then_die_soon():
+            threading.Timer(int(n) / 1000, die).start()
+            restore()
+        state.restore = restore_then_die_soon
+    else:
+        raise SystemExit(f"--die {spec}: WHERE must be commit or recovery")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--commit-every", type=int, default=2)
     parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--die", default="")
+    parser.add_argument("--ballast-mb", type=int, default=0)
     args = parser.parse_args()
     hvd.init()
     gen = int(os.environ.get("HORDE_ELASTIC_GENERATION", "0"))
@@ -42,12 +83,14 @@ def main():
     optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
     sampler = hvd.elastic.ElasticSampler(data, shuffle=True, seed=1)
     loader = torch.utils.data.DataLoader(data, batch_size=BATCH, sampler=sampler)
-    state = hvd.elastic.TorchState(model, optimizer, sampler=sampler, epoch=0, batch=0)
+    state = hvd.elastic.TorchState(model, optimizer, sampler=sampler, epoch=0, batch=0,
+                                   ballast=torch.zeros(args.ballast_mb * 2**18))
 
     def scale_lr():  # the learning-rate reset callback
         for group in optimizer.param_groups:
             group["lr"] = BASE_LR * hvd.size()
     state.register_reset_callbacks([scale_lr])
+    arm(state, args.die, hvd.rank())
 
     @hvd.elastic.run
     def train(state):
