@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "launcher/elastic_services.h"
 #include "launcher/generation_output.h"
@@ -28,6 +29,7 @@ class MpirunGeneration : public GenerationRunner {
 
   void Start(const GenerationPlan& plan) override;
   std::optional<GenerationEnd> Poll(std::chrono::milliseconds wait) override;
+  std::vector<RankEnd> TakeRankFailures() override { return output_.TakeWrapperReports(); }
   void SendHostUpdate() override;
   void Stop(int signal) override;
 

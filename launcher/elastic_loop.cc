@@ -27,7 +27,13 @@ int RunElasticLoop(ElasticPolicy& policy, const ElasticParts& parts) {
       continue;
     }
     if (running) {
-      if (auto end = parts.generation.Poll(kTick)) {
+      std::optional<GenerationEnd> end = parts.generation.Poll(kTick);
+      // Before its end, so that the end does not blame a failure handled in place.
+      for (const RankEnd& failed : parts.generation.TakeRankFailures()) {
+        apply(policy.OnRankFailed(failed, parts.signals.Now()));
+      }
+      if (code) break;
+      if (end) {
         running = false;
         apply(policy.OnGenerationEnd(*end, parts.signals.Now()));
         continue;

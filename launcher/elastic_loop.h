@@ -18,9 +18,10 @@ struct ElasticParts {
 };
 
 // The supervisor's loop: every kTick at most it takes a stop signal, watches the running
-// generation (its output, its end), and collects what discovery and ssh checks have
-// finished, feeding each to `policy` and doing what it says. Nothing in it blocks but
-// the wait for output or signals, and a generation's stop. Returns the exit code.
+// generation (the failures its ranks report as they come, its end), and collects what
+// discovery and ssh checks have finished, feeding each to `policy` and doing what it
+// says. Nothing in it blocks but the wait for output or signals, and a generation's stop.
+// Returns the exit code.
 int RunElasticLoop(ElasticPolicy& policy, const ElasticParts& parts);
 
 inline constexpr auto kTick = std::chrono::milliseconds(100);

@@ -80,6 +80,9 @@ void ElasticPolicy::TryStart(ElasticTime now, ElasticAction& action) {
     action.start = GenerationPlan{generation_, hosts, commit_};
     state_ = State::kRunning;
     current_ = hosts;
+    running_ = hosts;
+    blamed_hosts_.clear();
+    failed_in_place_.clear();
     started_at_ = now;
     update_sent_ = false;
   } else if (now >= wait_deadline_) {
@@ -99,7 +102,7 @@ void ElasticPolicy::TryStart(ElasticTime now, ElasticAction& action) {
 void ElasticPolicy::CheckForUpdate(ElasticAction& action) {
   if (update_sent_) return;
   std::vector<Host> hosts = Candidates();
-  if (NeedsSshCheck(hosts, action) || SameHosts(hosts, current_)) return;
+  if (NeedsSshCheck(hosts, action) || SameHosts(hosts, running_)) return;
   action.send_host_update = true;
   update_sent_ = true;
 }
@@ -204,6 +207,21 @@ ElasticAction ElasticPolicy::OnStopSignal(int signal, ElasticTime now) {
   return action;
 }
 
+// "rank 2 on hostB", having left its host out (or withheld its slot on this machine) and
+// said so in `done`; a remote host once per generation.
+std::string ElasticPolicy::RecordFailedRank(int rank, ElasticTime now, std::string& done) {
+  std::string host = HostOfRank(current_, rank);
+  std::string named = "rank " + std::to_string(rank) + (host.empty() ? "" : " on " + host);
+  if (host.empty() || (!pool_.IsLocal(host) && !blamed_hosts_.insert(host).second)) return named;
+  reachable_.erase(host);  // checked again should it come back
+  done += "; " + pool_.RecordFailure(host, discovered_, now);
+  return named;
+}
+
+std::string ElasticPolicy::RestartPoint() const {
+  return commit_ ? "the last commit" : "the start (no commit was announced yet)";
+}
+
 // The reason for a reset, having left out (or withheld a slot of) the blamed hosts.
 std::string ElasticPolicy::Blame(const GenerationVerdict& verdict, const GenerationEnd& end,
                                  ElasticTime now) {
@@ -217,15 +235,7 @@ std::string ElasticPolicy::Blame(const GenerationVerdict& verdict, const Generat
   }
   std::vector<int> ranks = verdict.failed ? std::vector<int>{verdict.failed->rank} : verdict.hung;
   std::string named, done;
-  std::set<std::string> left_out;
-  for (int rank : ranks) {
-    std::string host = HostOfRank(current_, rank);
-    named += (named.empty() ? "rank " : ", rank ") + std::to_string(rank) +
-             (host.empty() ? "" : " on " + host);
-    if (host.empty() || (!pool_.IsLocal(host) && !left_out.insert(host).second)) continue;
-    reachable_.erase(host);  // checked again should it come back
-    done += "; " + pool_.RecordFailure(host, discovered_, now);
-  }
+  for (int rank : ranks) named += (named.empty() ? "" : ", ") + RecordFailedRank(rank, now, done);
   if (verdict.failed) return named + " failed (" + Describe(*verdict.failed) + ")" + done;
   return named + " hung (named by the stall report)" + done;
 }
@@ -250,7 +260,7 @@ void ElasticPolicy::Reset(const GenerationVerdict& verdict, const GenerationEnd&
   ++resets_;
   ++generation_;
   std::string line = "reset " + std::to_string(resets_) + ": " + reason + "; restarting from " +
-                     (commit_ ? "the last commit" : "the start (no commit was announced yet)");
+                     RestartPoint();
   if (!unexplained) {
     action.lines.push_back(line);
     EnterWaiting(now);
@@ -271,10 +281,12 @@ ElasticAction ElasticPolicy::OnGenerationEnd(const GenerationEnd& end, ElasticTi
     action.exit_code = 128 + stop_signal_;
     return action;
   }
-  GenerationVerdict verdict = Judge(end, update_sent_);
+  GenerationVerdict verdict = Judge(end, update_sent_, InPlace());
   if (verdict.kind == GenerationVerdict::kFinished) {
     state_ = State::kFinished;
     action.exit_code = 0;
+  } else if (verdict.kind == GenerationVerdict::kAfterInPlaceFailures) {
+    RestartAfterInPlace(end, now, action);
   } else if (verdict.kind == GenerationVerdict::kCommitLost) {
     GiveUp("no host that holds a commit of this job is left (the newest was " +
                commit_.value_or("not announced") + "); job stopped",

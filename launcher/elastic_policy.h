@@ -17,7 +17,8 @@ struct ElasticSettings {
   int max_np = 1;
   std::chrono::seconds elastic_timeout{600};
   std::optional<int> reset_limit;
-  std::string script;  // the discovery script, for messages
+  std::string script;     // the discovery script, for messages
+  bool in_place = false;  // the ranks recover in place (elastic_mode.h)
 };
 
 // What the loop does next; every field may be set at once, applied in this order.
@@ -47,6 +48,10 @@ struct ElasticAction {
 //    left out (HostPool); a generation that names no rank backs off (1 s, doubling) and
 //    after kMaxUnexplained in a row horderun gives up; lost commits stop the job.
 //  - Every reset prints one line with its reason; more than --reset-limit give up.
+//  - In place (settings.in_place), a rank's failure reported while its generation runs
+//    is a reset that does not stop it: one line, its host left out (or its slot
+//    withheld) as a restart would, counted against --reset-limit, and never blamed again
+//    at the generation's end (elastic_verdict.h's InPlaceRecord).
 class ElasticPolicy {
  public:
   enum class State { kWaitingForSlots, kRunning, kResetting, kFinished, kGaveUp, kStopped };
@@ -64,6 +69,8 @@ class ElasticPolicy {
   ElasticAction OnDiscovery(const DiscoveryResult& result, ElasticTime now);
   ElasticAction OnSshChecked(const std::vector<SshCheckFailure>& failures, ElasticTime now);
   ElasticAction OnGenerationEnd(const GenerationEnd& end, ElasticTime now);
+  // A rank's exit wrapper reported its failure while the generation runs.
+  ElasticAction OnRankFailed(const RankEnd& failed, ElasticTime now);
   ElasticAction OnStopSignal(int signal, ElasticTime now);
 
   State state() const { return state_; }
@@ -76,10 +83,17 @@ class ElasticPolicy {
   void EnterWaiting(ElasticTime now);
   void LogStderr(const DiscoveryResult& result, ElasticAction& action);
   void DiscoveryFailed(const std::string& error, ElasticTime now, ElasticAction& action);
+  std::string RecordFailedRank(int rank, ElasticTime now, std::string& done);
   std::string Blame(const GenerationVerdict& verdict, const GenerationEnd& end, ElasticTime now);
+  std::string RestartPoint() const;
   void Reset(const GenerationVerdict& verdict, const GenerationEnd& end, ElasticTime now,
              ElasticAction& action);
   void GiveUp(const std::string& line, ElasticAction& action);
+  // In place (elastic_in_place.cc).
+  void LeaveRunning(int rank);
+  int Survivors() const;
+  InPlaceRecord InPlace() const;
+  void RestartAfterInPlace(const GenerationEnd& end, ElasticTime now, ElasticAction& action);
 
   ElasticSettings settings_;
   HostPool pool_;
@@ -100,6 +114,9 @@ class ElasticPolicy {
   bool said_waiting_ = false;
   ElasticTime retry_at_;
   std::vector<Host> current_;  // the running (or last) generation's hosts
+  std::vector<Host> running_;  // current_ less the ranks failed in place and hosts left out
+  std::set<std::string> blamed_hosts_;    // remote hosts left out for this generation's failures
+  std::vector<RankEnd> failed_in_place_;  // this generation's, each rank once
   ElasticTime started_at_;
   bool update_sent_ = false;
   int generation_ = 0;

@@ -69,6 +69,9 @@ class GenerationRunner {
   virtual void Start(const GenerationPlan& plan) = 0;
   // Watches the generation for up to `wait`; its end, once mpirun has exited.
   virtual std::optional<GenerationEnd> Poll(std::chrono::milliseconds wait) = 0;
+  // The ranks whose exit wrappers reported a failure (rank_exit.h) since the last call, as
+  // their lines came, the generation's end included: in place, while the others go on.
+  virtual std::vector<RankEnd> TakeRankFailures() = 0;
   // Tells every rank that the hosts changed (SIGUSR1 to mpirun, which passes it on).
   virtual void SendHostUpdate() = 0;
   // Passes `signal` on to mpirun's group, kills the group if it outlives a grace period;

@@ -12,6 +12,7 @@
 #include "launcher/child_process.h"
 #include "launcher/elastic_generation.h"
 #include "launcher/elastic_loop.h"
+#include "launcher/elastic_mode.h"
 #include "launcher/job_directory.h"
 #include "launcher/mpi_command.h"
 #include "launcher/parallel_ssh_check.h"
@@ -28,7 +29,8 @@ constexpr auto kDiscoveryTimeout = std::chrono::seconds(30);
 constexpr int kGiveUpExitCode = 1;
 // Set by horderun for the ranks; an outer job's values must not leak into this one.
 const char* const kElasticVariables[] = {"HORDE_ELASTIC_DIR", "HORDE_ELASTIC_GENERATION",
-                                         "HORDE_ELASTIC_EXPECT_COMMIT"};
+                                         "HORDE_ELASTIC_EXPECT_COMMIT", "HORDE_ELASTIC_IN_PLACE",
+                                         "HORDE_ELASTIC_MIN_NP"};
 
 void Say(const std::string& line) { std::cerr << "horderun: " << line << std::endl; }
 
@@ -93,12 +95,19 @@ class JobDirectories {
   std::set<std::string> remote_;
 };
 
-// Builds each generation's mpirun command, and says what it starts.
+// Builds each generation's mpirun command (in place: ApplyElasticMode's), and says what
+// it starts.
 class GenerationCommands {
  public:
   GenerationCommands(const LauncherOptions& options, const Environment& env,
-                     const LocalMachine& machine, const MpiInstall& mpi, JobDirectories& dirs)
-      : options_(options), env_(env), machine_(machine), mpi_(mpi), dirs_(dirs) {}
+                     const LocalMachine& machine, const MpiInstall& mpi, JobDirectories& dirs,
+                     const ElasticSettings& settings)
+      : options_(options),
+        env_(env),
+        machine_(machine),
+        mpi_(mpi),
+        dirs_(dirs),
+        settings_(settings) {}
 
   MpiCommand operator()(const GenerationPlan& plan) {
     LauncherOptions fixed = options_;
@@ -106,6 +115,7 @@ class GenerationCommands {
     fixed.num_proc = TotalSlots(plan.hosts);
     JobSpec job = MakeJobSpec(fixed, env_, machine_);
     job.set_env.push_back({"HORDE_ELASTIC_GENERATION", std::to_string(plan.generation)});
+    ApplyElasticMode(settings_.in_place, settings_.min_np, job);
     job.private_env.push_back({"HORDE_ELASTIC_DIR", dirs_.path()});
     if (plan.expect_commit) {
       job.private_env.push_back({"HORDE_ELASTIC_EXPECT_COMMIT", *plan.expect_commit});
@@ -131,6 +141,7 @@ class GenerationCommands {
   const LocalMachine& machine_;
   const MpiInstall& mpi_;
   JobDirectories& dirs_;
+  const ElasticSettings& settings_;
   std::string self_path_ = std::filesystem::read_symlink("/proc/self/exe").string();
   bool omp_notice_given_ = false;
 };
@@ -144,8 +155,8 @@ SshOptions SshOptionsOf(const LauncherOptions& options, const Environment& env,
   return MakeJobSpec(one, env, machine).ssh;
 }
 
-int Supervise(const LauncherOptions& options, const Environment& env, const LocalMachine& machine,
-              const MpiInstall& mpi, const sigset_t& signals, const sigset_t& old_mask) {
+// The policy's settings; the elastic mode is decided here, once, and said in one line.
+ElasticSettings SettingsOf(const LauncherOptions& options, const MpiInstall& mpi) {
   int np = options.num_proc.value_or(options.min_np.value_or(1));
   ElasticSettings settings;
   settings.min_np = options.min_np.value_or(np);
@@ -153,13 +164,23 @@ int Supervise(const LauncherOptions& options, const Environment& env, const Loca
   settings.elastic_timeout = std::chrono::seconds(options.elastic_timeout_seconds);
   settings.reset_limit = options.reset_limit;
   settings.script = options.host_discovery_script;
+  ElasticModeChoice mode = ChooseElasticMode(options.elastic_mode.value_or(ElasticMode::kAuto), mpi,
+                                             [&] { return ProbeUlfm(mpi.path); });
+  if (!mode.line.empty()) Say(mode.line);
+  settings.in_place = mode.in_place;
+  return settings;
+}
+
+int Supervise(const LauncherOptions& options, const Environment& env, const LocalMachine& machine,
+              const MpiInstall& mpi, const sigset_t& signals, const sigset_t& old_mask) {
+  const ElasticSettings settings = SettingsOf(options, mpi);
   SshOptions ssh = SshOptionsOf(options, env, machine);
   JobDirectories dirs(options, env, ssh);
   ScriptDiscovery discovery(options.host_discovery_script, options.slots_per_host,
                             kDiscoveryTimeout);
   ParallelSshCheck ssh_check(ssh, options.start_timeout_seconds, FindProgram("ssh", env));
-  MpirunGeneration generation(mpi.path, GenerationCommands(options, env, machine, mpi, dirs),
-                              old_mask);
+  MpirunGeneration generation(
+      mpi.path, GenerationCommands(options, env, machine, mpi, dirs, settings), old_mask);
   BlockedStopSignals stop_signals(signals);
   ElasticPolicy policy(settings,
                        HostPool(machine.hostname, machine.addresses, options.blacklist_cooldown),

@@ -11,7 +11,9 @@ namespace horde::launcher {
 // generations. Open MPI 4.1 cannot shrink a communicator after a process died, so a
 // failed rank ends its generation; horderun then starts the next one on the hosts that
 // are left, and the new ranks resume from the newest commit() (kept by each rank on
-// tmpfs in the job directory, $HORDE_ELASTIC_DIR; python/horde/common/elastic).
+// tmpfs in the job directory, $HORDE_ELASTIC_DIR; python/horde/common/elastic). With
+// Open MPI 5's ULFM the job runs in place instead (elastic_mode.h, decided once here): a
+// failed rank does not end the generation, whose survivors go on.
 //
 // The decisions are ElasticPolicy's (elastic_policy.h); this wires it to the real
 // discovery script, ssh checks, mpirun and signals (elastic_loop.h). The job directory

@@ -83,7 +83,10 @@ void GenerationOutput::Scan(const std::string& line) {
   } else if (process_name_rank_ && !process_exit_code_) {
     process_exit_code_ = Number(line, kExitCode);
   }
-  if (!named_by_wrapper_) named_by_wrapper_ = RankEndInExitLine(line);
+  if (auto reported = RankEndInExitLine(line)) {
+    if (!named_by_wrapper_) named_by_wrapper_ = reported;
+    unreported_.push_back(*reported);
+  }
   if (line.find("stall: these operations") != std::string::npos) stalled_ranks_.clear();
   for (int rank : StalledRanksIn(line)) {
     auto at = std::lower_bound(stalled_ranks_.begin(), stalled_ranks_.end(), rank);

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace horde::launcher {
@@ -27,6 +28,9 @@ class GenerationOutput {
 
   std::optional<RankEnd> named_by_mpirun() const;
   const std::optional<RankEnd>& named_by_wrapper() const { return named_by_wrapper_; }
+  // Every failure an exit wrapper reported since the last call, in order: while the
+  // generation runs (in place, the job outlives a failed rank).
+  std::vector<RankEnd> TakeWrapperReports() { return std::exchange(unreported_, {}); }
   const std::vector<int>& stalled_ranks() const { return stalled_ranks_; }
   const std::optional<std::string>& commit() const { return commit_; }
   // mpirun's own complaint, for a failure that names no rank: its first line that says
@@ -38,6 +42,7 @@ class GenerationOutput {
   std::optional<int> process_name_rank_;  // "Process name:" seen, its "Exit code:" not yet
   std::optional<int> process_exit_code_;
   std::optional<RankEnd> named_by_wrapper_;
+  std::vector<RankEnd> unreported_;
   std::vector<int> stalled_ranks_;  // sorted, each once
   std::optional<std::string> commit_;
   std::string error_line_;

@@ -14,6 +14,9 @@ std::string JoinWith(const std::vector<std::string>& words, const std::string& s
 }  // namespace
 
 MpiCommand BuildHydraCommand(const JobSpec& job) {
+  if (job.fault_tolerant) {
+    throw UsageError("in-place recovery needs Open MPI 5 or newer (mpirun --with-ft ulfm)");
+  }
   std::vector<std::string> argv = {
       "mpirun",   "-n",  std::to_string(job.num_proc), "-hosts", FormatHostList(job.hosts),
       "-bind-to", "none"};

@@ -45,6 +45,9 @@ struct JobSpec {
   // Open MPI 4.1's tagging misplaces tags when a line arrives in two pieces, so plain
   // output is the default and tags are asked for.
   bool tag_output = false;
+  // An elastic job recovering in place: mpirun runs with Open MPI 5's fault-tolerance
+  // extension (--with-ft ulfm), so that a rank's death does not end the job.
+  bool fault_tolerant = false;
   std::vector<std::string> command;
 };
 

@@ -82,6 +82,12 @@ CooldownRange CooldownRangeOf(const std::string& value) {
   return {static_cast<int>(*min), static_cast<int>(*max)};
 }
 
+ElasticMode ElasticModeOf(const std::string& value) {
+  if (auto mode = ParseElasticMode(value)) return *mode;
+  throw UsageError("--elastic-mode expects restart, in-place or auto, got " +
+                   QuotedForMessage(value) + ": e.g. --elastic-mode restart");
+}
+
 const std::vector<OptionSpec>& OptionSpecs() {
   static const std::vector<OptionSpec> specs = {
       {{"-np", "--num-proc"},
@@ -161,6 +167,11 @@ const std::vector<OptionSpec>& OptionSpecs() {
        "elastic: a failed host comes back after MIN..MAX s (default: never)",
        [](LauncherOptions& o, const std::string& v) { o.blacklist_cooldown = CooldownRangeOf(v); },
        2},
+      {{"--elastic-mode"},
+       "restart|in-place|auto",
+       "elastic: on a lost rank, restart the generation, or the others go on in place "
+       "(Open MPI 5 with ULFM); auto: in place where possible (default)",
+       [](LauncherOptions& o, const std::string& v) { o.elastic_mode = ElasticModeOf(v); }},
       {{"--slots-per-host"},
        "S",
        "elastic: slots of a discovered host printed without ':slots' (1)",
@@ -255,6 +266,9 @@ void CheckElastic(const LauncherOptions& options) {
       throw UsageError(
           "--min-np, --max-np, --reset-limit and --blacklist-cooldown-range are "
           "for elastic jobs: add --host-discovery-script SCRIPT");
+    }
+    if (options.elastic_mode) {
+      throw UsageError("--elastic-mode is for elastic jobs: add --host-discovery-script SCRIPT");
     }
     return;
   }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "launcher/elastic_hosts.h"
+#include "launcher/elastic_mode.h"
 #include "launcher/environment.h"
 #include "launcher/host_list.h"
 
@@ -42,6 +43,7 @@ struct LauncherOptions {
   std::optional<int> reset_limit;
   int slots_per_host = 1;
   std::optional<CooldownRange> blacklist_cooldown;  // none: a failed host stays out
+  std::optional<ElasticMode> elastic_mode;          // none: auto
   bool elastic() const { return !host_discovery_script.empty(); }
 };
 

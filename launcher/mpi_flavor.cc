@@ -22,18 +22,20 @@ std::optional<MpiInstall> ParseMpiVersion(const std::string& output) {
   if (!version.empty()) {
     // Open MPI 5 replaced its runtime (ORTE) with PRRTE, and mpirun's options with it.
     const std::string major = Capture(version, R"(^(\d{1,6})\b)");
+    const std::string name = "Open MPI " + version;
     if (!major.empty() && std::stoi(major) >= 5) {
-      return MpiInstall{MpiFlavor::kOpenMpiPrrte, "Open MPI " + version + " (PRRTE)", ""};
+      return MpiInstall{MpiFlavor::kOpenMpiPrrte, name + " (PRRTE)", "", name};
     }
-    return MpiInstall{MpiFlavor::kOpenMpi, "Open MPI " + version, ""};
+    return MpiInstall{MpiFlavor::kOpenMpi, name, "", name};
   }
   if (output.find("HYDRA build details") != std::string::npos) {
-    version = Capture(output, R"(Version:\s+(\S+))");
-    return MpiInstall{MpiFlavor::kHydra, "MPICH " + version + " (Hydra)", ""};
+    const std::string name = "MPICH " + Capture(output, R"(Version:\s+(\S+))");
+    return MpiInstall{MpiFlavor::kHydra, name + " (Hydra)", "", name};
   }
   version = Capture(output, R"(Intel\(R\) MPI Library.*Version (\S+))");
   if (!version.empty()) {
-    return MpiInstall{MpiFlavor::kHydra, "Intel MPI " + version + " (Hydra)", ""};
+    const std::string name = "Intel MPI " + version;
+    return MpiInstall{MpiFlavor::kHydra, name + " (Hydra)", "", name};
   }
   return std::nullopt;
 }

@@ -16,6 +16,7 @@ struct MpiInstall {
   MpiFlavor flavor = MpiFlavor::kOpenMpi;
   std::string description;  // "Open MPI 4.1.4", "Open MPI 5.0.7 (PRRTE)"
   std::string path;         // of mpirun
+  std::string name;         // "Open MPI 5.0.7", "MPICH 4.0.2": the product and its version
 };
 
 // Recognizes the output of `mpirun --version`; nullopt for anything else.

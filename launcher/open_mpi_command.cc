@@ -1,10 +1,18 @@
 #include "launcher/open_mpi_command.h"
 
+#include "launcher/usage_error.h"
+
 namespace horde::launcher {
 
 MpiCommand BuildOpenMpiCommand(const JobSpec& job, bool prrte) {
   std::vector<std::string> argv = {"mpirun"};
   if (job.run_as_root) argv.push_back("--allow-run-as-root");
+  if (job.fault_tolerant) {
+    if (!prrte) {
+      throw UsageError("in-place recovery needs Open MPI 5 or newer (mpirun --with-ft ulfm)");
+    }
+    AppendWords(argv, {"--with-ft", "ulfm"});
+  }
   const std::string map_by = prrte && job.oversubscribe ? "slot:OVERSUBSCRIBE" : "slot";
   AppendWords(argv, {"-np", std::to_string(job.num_proc), "-H", FormatHostList(job.hosts),
                      "--map-by", map_by, "--bind-to", "none"});

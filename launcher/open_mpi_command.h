@@ -19,6 +19,8 @@ namespace horde::launcher {
 //   --mca oob_tcp_if_include IF           --prtemca oob_tcp_if_include IF
 // (--output dir= merges stderr because PMIx 5.0.7, Debian 13's, fails to open a rank's
 // second output file: with both stdout and stderr files, stderr is lost.)
+// A fault-tolerant job (elastic in place) gets --with-ft ulfm, which only PRRTE has; with
+// ORTE it is a UsageError.
 MpiCommand BuildOpenMpiCommand(const JobSpec& job, bool prrte);
 
 }  // namespace horde::launcher

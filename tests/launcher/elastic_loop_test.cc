@@ -57,20 +57,34 @@ struct HangingSshCheck : SshChecker {
   std::optional<std::vector<SshCheckFailure>> Poll() override { return std::nullopt; }
 };
 
-// Every generation ends with `end` after `run_time`.
+// Every generation ends with `end` after `run_time`; its exit wrappers report `failures`,
+// each that long after the start (the same again at the end, as the lines stay).
 struct FakeGeneration : GenerationRunner {
   FakeClock& clock;
   GenerationEnd end;
   ElasticClock::duration run_time;
+  std::vector<std::pair<ElasticClock::duration, RankEnd>> failures;
+  size_t reported = 0;
   std::vector<std::pair<ElasticTime, GenerationPlan>> started;
   std::optional<int> stopped;
   FakeGeneration(FakeClock& c, GenerationEnd e, ElasticClock::duration t)
       : clock(c), end(std::move(e)), run_time(t) {}
-  void Start(const GenerationPlan& plan) override { started.emplace_back(clock.now, plan); }
+  void Start(const GenerationPlan& plan) override {
+    started.emplace_back(clock.now, plan);
+    reported = 0;
+  }
   std::optional<GenerationEnd> Poll(milliseconds wait) override {
     if (stopped || clock.now >= started.back().first + run_time) return end;
     clock.now += wait;
     return std::nullopt;
+  }
+  std::vector<RankEnd> TakeRankFailures() override {
+    std::vector<RankEnd> due;
+    for (; reported < failures.size(); ++reported) {
+      if (clock.now < started.back().first + failures[reported].first) break;
+      due.push_back(failures[reported].second);
+    }
+    return due;
   }
   void SendHostUpdate() override {}
   void Stop(int signal) override { stopped = signal; }
@@ -153,6 +167,48 @@ TEST(ElasticLoop, AStopSignalStopsTheRunningGeneration) {
   loop.clock.signals[loop.clock.now + seconds(3)] = SIGTERM;
   EXPECT_EQ(loop.Run(discovery, ssh, generation), 128 + SIGTERM);
   EXPECT_EQ(generation.stopped, SIGTERM);
+}
+
+// In place, a rank that fails while the generation runs is handled as its line comes,
+// and the generation goes on to its end: one generation, one line, exit code 0.
+TEST(ElasticLoop, InPlaceARankFailureDoesNotEndTheGeneration) {
+  Loop loop;
+  FakeDiscovery discovery(loop.clock, {{"localhost", 3}});
+  HangingSshCheck ssh;
+  GenerationEnd end;
+  end.named_by_wrapper = RankEnd{2, true, 9};
+  FakeGeneration generation(loop.clock, end, seconds(10));
+  generation.failures = {{seconds(3), RankEnd{2, true, 9}}};
+  loop.settings.min_np = 2;
+  loop.settings.max_np = 3;
+  loop.settings.in_place = true;
+  EXPECT_EQ(loop.Run(discovery, ssh, generation), 0);
+  EXPECT_EQ(generation.started.size(), 1u);
+  EXPECT_FALSE(generation.stopped);
+  EXPECT_EQ(loop.lines, (std::vector<std::string>{
+                            "reset 1: rank 2 on localhost failed (killed by signal 9); one slot "
+                            "of localhost (this machine) is withheld (1 in all); the 2 other "
+                            "rank(s) recover in place"}));
+}
+
+// The failure past --reset-limit gives up at once: the running generation is stopped.
+TEST(ElasticLoop, InPlaceAFailurePastTheResetLimitStopsTheGeneration) {
+  Loop loop;
+  FakeDiscovery discovery(loop.clock, {{"localhost", 3}});
+  HangingSshCheck ssh;
+  FakeGeneration generation(loop.clock, GenerationEnd{}, seconds(60));
+  generation.failures = {{seconds(3), RankEnd{1, false, 1}}};
+  loop.settings.max_np = 3;
+  loop.settings.in_place = true;
+  loop.settings.reset_limit = 0;
+  ElasticTime start = loop.clock.now;
+  EXPECT_EQ(loop.Run(discovery, ssh, generation), 1);
+  EXPECT_EQ(generation.stopped, SIGTERM);
+  EXPECT_LT(loop.clock.now - start, seconds(5));
+  EXPECT_EQ(loop.lines.back(),
+            "giving up: rank 1 on localhost failed (exit code 1); one slot of localhost (this "
+            "machine) is withheld (1 in all), and the job was already reset 0 time(s) "
+            "(--reset-limit 0)");
 }
 
 }  // namespace

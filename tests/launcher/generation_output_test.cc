@@ -52,6 +52,19 @@ TEST(GenerationOutput, ReadsHowTheRankMpirunNamesEnded) {
   EXPECT_EQ(reset.named_by_mpirun(), (RankEnd{0, false, 75}));
 }
 
+// In place the job goes on after a rank's failure: each report is taken as it comes.
+TEST(GenerationOutput, HandsOverEveryWrappersReportOnce) {
+  GenerationOutput output;
+  output.Scan("horde rank 2 on vm: killed by signal 9");
+  output.Scan("epoch 3: 2 ranks");
+  EXPECT_EQ(output.TakeWrapperReports(), std::vector<RankEnd>{(RankEnd{2, true, 9})});
+  EXPECT_TRUE(output.TakeWrapperReports().empty());
+  output.Scan("[1,0]<stderr>:horde rank 0 on vm: exit code 1");
+  output.Scan("horde rank 1 on vm: exit code 3");
+  EXPECT_EQ(output.TakeWrapperReports(), (std::vector<RankEnd>{{0, false, 1}, {1, false, 3}}));
+  EXPECT_EQ(output.named_by_wrapper(), (RankEnd{2, true, 9}));  // the first, for the end
+}
+
 TEST(GenerationOutput, ReadsTheExitWrappersLine) {
   EXPECT_EQ(RankEndInExitLine("horde rank 2 on hostB: killed by signal 9"), (RankEnd{2, true, 9}));
   EXPECT_EQ(RankEndInExitLine("[1,3]<stderr>:horde rank 3 on vm: exit code 1"),

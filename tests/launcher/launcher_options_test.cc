@@ -196,6 +196,30 @@ TEST(LauncherOptions, BlacklistCooldownRangeTakesTwoWordsAsHorovodsDoes) {
                      "are for elastic jobs: add --host-discovery-script SCRIPT");
 }
 
+TEST(LauncherOptions, ElasticModeIsRestartInPlaceOrAutoForElasticJobsOnly) {
+  EXPECT_EQ(ParseOptions({"--host-discovery-script", "d.sh", "x"}).elastic_mode, std::nullopt);
+  EXPECT_EQ(ParseOptions({"--host-discovery-script", "d.sh", "--elastic-mode", "in-place", "x"})
+                .elastic_mode,
+            ElasticMode::kInPlace);
+  EXPECT_EQ(
+      ParseOptions({"--host-discovery-script", "d.sh", "--elastic-mode=restart", "x"}).elastic_mode,
+      ElasticMode::kRestart);
+  EXPECT_EQ(
+      ParseOptions({"--elastic-mode", "auto", "--host-discovery-script", "d.sh", "x"}).elastic_mode,
+      ElasticMode::kAuto);
+  EXPECT_USAGE_ERROR(
+      ParseOptions({"--host-discovery-script", "d.sh", "--elastic-mode", "inplace", "x"}),
+      "--elastic-mode expects restart, in-place or auto, got 'inplace': e.g. --elastic-mode "
+      "restart");
+  EXPECT_USAGE_ERROR(ParseOptions({"--elastic-mode", "restart", "x"}),
+                     "--elastic-mode is for elastic jobs: add --host-discovery-script SCRIPT");
+  EXPECT_USAGE_ERROR(ParseOptions({"--host-discovery-script", "d.sh", "--elastic-mode"}),
+                     "--elastic-mode needs a value: --elastic-mode restart|in-place|auto");
+  EXPECT_NE(HelpText().find("  --elastic-mode restart|in-place|auto  elastic: on a lost rank"),
+            std::string::npos)
+      << HelpText();
+}
+
 TEST(LauncherOptions, HelpSaysMpiArgsAreATrustedPassThrough) {
   EXPECT_NE(HelpText().find("passed on unchecked (trusted)"), std::string::npos);
 }

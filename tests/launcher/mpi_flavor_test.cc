@@ -22,6 +22,7 @@ TEST(MpiFlavor, RecognizesOpenMpi5AsPrrte) {
   ASSERT_TRUE(mpi.has_value());
   EXPECT_EQ(mpi->flavor, MpiFlavor::kOpenMpiPrrte);
   EXPECT_EQ(mpi->description, "Open MPI 5.0.7 (PRRTE)");
+  EXPECT_EQ(mpi->name, "Open MPI 5.0.7");
   EXPECT_EQ(ParseMpiVersion("mpirun (Open MPI) 6.0.0rc1\n")->flavor, MpiFlavor::kOpenMpiPrrte);
   EXPECT_EQ(ParseMpiVersion("mpirun (Open MPI) 3.1.6\n")->flavor, MpiFlavor::kOpenMpi);
   EXPECT_EQ(ParseMpiVersion("mpirun (Open MPI) 4.1.7a1\n")->flavor, MpiFlavor::kOpenMpi);
@@ -36,6 +37,7 @@ TEST(MpiFlavor, RecognizesMpichHydra) {
   ASSERT_TRUE(mpi.has_value());
   EXPECT_EQ(mpi->flavor, MpiFlavor::kHydra);
   EXPECT_EQ(mpi->description, "MPICH 4.0.2 (Hydra)");
+  EXPECT_EQ(mpi->name, "MPICH 4.0.2");
 }
 
 TEST(MpiFlavor, RecognizesIntelMpiAsHydra) {

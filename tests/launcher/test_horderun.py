@@ -243,6 +243,10 @@ BAD_INPUTS = {
                                  "--fusion-threshold-mb expects a non-negative whole number"),
     "unreachable host": (["-H", "localhost:1,nosuchhost.invalid:1", "--start-timeout", "10"],
                          "cannot reach nosuchhost.invalid over ssh ("),
+    "elastic mode typo": (["--host-discovery-script", "/bin/true", "--elastic-mode", "inplace"],
+                          "--elastic-mode expects restart, in-place or auto, got 'inplace'"),
+    "elastic mode alone": (["-np", "1", "--elastic-mode", "restart"],
+                           "--elastic-mode is for elastic jobs: add --host-discovery-script"),
 }
 
 
@@ -273,3 +277,41 @@ def test_mpirun_not_installed(tmp_path):
     run = horderun("-np", "1", "/usr/bin/true", env=env)
     assert run.returncode == 2
     assert run.stderr.startswith("horderun: mpirun not found on PATH: install Open MPI")
+
+
+# An Open MPI 5 with ULFM as far as horderun can tell: its mpirun prints its arguments,
+# then a rank's exit wrapper line, and exits 0 a moment later (as prterun --with-ft ulfm
+# does once the survivors finish).
+FAKE_OPEN_MPI_5 = """#!/bin/sh
+[ "$1" = --version ] && exec echo "mpirun (Open MPI) 5.0.7"
+echo "fake mpirun: $*"
+sleep 1
+echo "horde rank 2 on vm: killed by signal 9" >&2
+sleep 2
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "restart"])
+def test_in_place_a_failed_rank_is_handled_while_the_generation_goes_on(tmp_path, mode):
+    (tmp_path / "mpirun").write_text(FAKE_OPEN_MPI_5)
+    (tmp_path / "ompi_info").write_text("#!/bin/sh\necho options:ft_mpi_support:yes\n")
+    (tmp_path / "discover.sh").write_text("#!/bin/sh\necho localhost:3\n")
+    for name in ("mpirun", "ompi_info", "discover.sh"):
+        os.chmod(tmp_path / name, 0o755)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
+    run = horderun("-np", "3", "--min-np", "2", "--elastic-mode", mode,
+                   "--host-discovery-script", str(tmp_path / "discover.sh"), "/bin/true", env=env)
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.startswith("horderun: ")]
+    assert [line for line in lines if "elastic generation" in line] == [
+        "horderun: elastic generation 0: 3 rank(s) on localhost:3"]
+    in_place = mode == "auto"
+    assert ("--with-ft ulfm" in run.stdout) == in_place, run.stdout
+    assert ("-x HORDE_ELASTIC_IN_PLACE=1 -x HORDE_ELASTIC_MIN_NP=2" in run.stdout) == in_place
+    expected = [
+        "horderun: elastic mode: in place (Open MPI 5.0.7 with ULFM: survivors of a lost rank go "
+        "on in the same processes)",
+        "horderun: reset 1: rank 2 on localhost failed (killed by signal 9); one slot of localhost "
+        "(this machine) is withheld (1 in all); the 2 other rank(s) recover in place",
+    ]
+    assert [line for line in lines if line in expected] == (expected if in_place else [])
