@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -35,9 +36,9 @@ needs_in_place = pytest.mark.skipif(not IN_PLACE, reason="this MPI has no fault-
                                     "extension (ULFM); the restart path is tested instead")
 
 
-def start_job(tmp_path, np, min_np, *train_args):
+def start_job(tmp_path, np, min_np, *train_args, mode="in-place"):
     script, _ = discovery_script(tmp_path, f"localhost:{np}\n")
-    return Job(tmp_path, ["-np", str(np), "--min-np", str(min_np), "--elastic-mode", "in-place",
+    return Job(tmp_path, ["-np", str(np), "--min-np", str(min_np), "--elastic-mode", mode,
                           "--host-discovery-script", script],
                [PYTHON, TRAIN, "--epochs", "2", "--commit-every", "2", *train_args])
 
@@ -75,13 +76,16 @@ def check_in_place(job, sizes):
 
 @needs_in_place
 def test_a_rank_killed_mid_step_recovers_in_place(tmp_path):
-    job = start_job(tmp_path, 3, 2)
+    job = start_job(tmp_path, 3, 2, mode="auto")
     pid = int(job.wait_for(r"^start rank=2 size=3 gen=0 .* pid=(\d+)").group(1))
     job.wait_for(r"^step rank=2 size=3 gen=0 epoch=0 batch=3$")
     os.kill(pid, signal.SIGKILL)  # after commit 1 (batch 2), before commit 2
     err = check_in_place(job, [3, 2])
     assert re.search(r"^horde rank 2 on \S+: killed by signal 9$", err, re.M), err
-    assert re.search(r"horderun: rank 2 on localhost failed", err), err
+    assert "horderun: elastic mode: in place (Open MPI" in err, err  # what auto chose
+    assert re.search(r"horderun: reset 1: rank 2 on localhost failed \(killed by signal 9\); "
+                     r"one slot of localhost \(this machine\) is withheld \(1 in all\); the 2 "
+                     r"other rank\(s\) recover in place", err), err
 
 
 @needs_in_place
@@ -124,17 +128,26 @@ def test_below_min_np_the_survivors_leave_for_a_restart(tmp_path):
     pid = int(job.wait_for(r"^start rank=1 size=2 gen=0 .* pid=(\d+)").group(1))
     job.wait_for(r"^step rank=1 size=2 gen=0 epoch=0 batch=3$")
     os.kill(pid, signal.SIGKILL)
-    job.wait_for(r"^start rank=\d+ size=2 gen=1 ")  # the withheld slot is not coming back:
-    job.process.terminate()                          # a restart was attempted; enough
+    # The survivor leaves; the slot of the killed rank is withheld, so horderun waits.
+    deadline = time.monotonic() + 60
+    while "horderun: waiting for at least 2 slots (have 1)" not in job.err():
+        assert time.monotonic() < deadline, job.err()
+        time.sleep(0.2)
+    job.process.terminate()
     job.finish()
-    assert "has 1 rank(s) left, fewer than --min-np 2; restarting from the last commit" \
-        in job.err(), job.err()
+    err = job.err()
+    assert "horde elastic: generation 0 has 1 rank(s) left, fewer than --min-np 2; restarting " \
+        "from the last commit" in err, err
+    assert "horderun: generation 0 ended with exit code 75: the failure(s) handled in place " \
+        "(rank 1 on localhost) left 1 rank(s), fewer than --min-np 2; restarting from the last " \
+        "commit" in err, err
 
 
 @pytest.mark.skipif(IN_PLACE, reason="this MPI recovers in place (tested above)")
 def test_auto_without_the_extension_restarts_and_says_why(tmp_path):
     script, _ = discovery_script(tmp_path, "localhost:3\n")
-    job = Job(tmp_path, ["-np", "3", "--min-np", "2", "--host-discovery-script", script],
+    job = Job(tmp_path, ["-np", "3", "--min-np", "2", "--elastic-mode", "auto",
+                         "--host-discovery-script", script],
               [PYTHON, TRAIN, "--epochs", "1", "--commit-every", "2"])
     pid = int(job.wait_for(r"^start rank=2 size=3 gen=0 .* pid=(\d+)").group(1))
     job.wait_for(r"^step rank=2 size=3 gen=0 epoch=0 batch=1$")

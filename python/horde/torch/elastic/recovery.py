@@ -10,6 +10,10 @@ from horde.common.exceptions import HordeInternalError
 from horde.torch.basics import _basics, rank, size
 
 
+# Each failed attempt lost a rank; the C++ side retries its own part too.
+_ATTEMPTS = 4
+
+
 def possible():
     """Whether a lost rank can be recovered from in this process."""
     return common.in_place_requested() and _basics.survives_rank_failures()
@@ -22,13 +26,17 @@ def recover(state, error):
     failed); rank 0 then says why."""
     started = time.monotonic()
     size_before = size()
-    state.restore()
-    try:
-        _basics.recover_in_place()
-    except HordeInternalError as failure:
-        os.write(2, f"horde elastic: recovering in place failed: {failure}\n".encode())
-        return False
-    state._sync_in_place()
+    for attempt in range(1, _ATTEMPTS + 1):
+        state.restore()
+        try:
+            _basics.recover_in_place()
+            state._sync_in_place()
+            break
+        except HordeInternalError as failure:
+            # Another rank failed while the job re-formed or synced: again, without it.
+            if attempt == _ATTEMPTS:
+                os.write(2, f"horde elastic: recovering in place failed: {failure}\n".encode())
+                return False
     lost = size_before - size()
     if size() < common.min_np():
         _say(f"generation {common.generation()} has {size()} rank(s) left, fewer than "

@@ -28,8 +28,11 @@ def run(func):
         state.sync()
         if common.generation() > 0:
             state.on_reset()
+        recovered = False
         while True:
             try:
+                if recovered:
+                    state.on_reset()
                 return func(state, *args, **kwargs)
             except (HordeInternalError, HostsUpdatedInterrupt) as error:
                 if common.job_directory() is None:
@@ -38,7 +41,7 @@ def run(func):
                     _leave(error)
                 if not recovery.recover(state, error):
                     _leave(error)
-                state.on_reset()
+                recovered = True
 
     return wrapper
 
