@@ -1,6 +1,7 @@
 """The costs of elastic training (README "Elastic training"), on this machine:
 
-    .venv/bin/python bench/elastic_cost.py            # both parts, about a minute
+    .venv/bin/python bench/elastic_cost.py                  # both parts, a few minutes
+    .venv/bin/python bench/elastic_cost.py --recovery-only  # part 2
 
 1. commit(): one TorchState.commit() of torchvision's ResNet-50 (model + SGD momentum)
    in a 1-rank elastic job directory on tmpfs: the in-memory snapshot, the write to
@@ -114,6 +115,8 @@ def recovery_time():
 if __name__ == "__main__":
     if "--commit-only" in sys.argv:
         commit_cost()
+    elif "--recovery-only" in sys.argv:
+        recovery_time()
     else:
         subprocess.run([sys.executable, __file__, "--commit-only"], check=True)
         recovery_time()

@@ -17,8 +17,7 @@ int32_t ProcessSetRegistry::Add(std::vector<int> ranks, std::shared_ptr<Runtime>
   return id;
 }
 
-void ProcessSetRegistry::Put(int32_t id, std::vector<int> ranks,
-                             std::shared_ptr<Runtime> runtime) {
+void ProcessSetRegistry::Put(int32_t id, std::vector<int> ranks, std::shared_ptr<Runtime> runtime) {
   sets_[id] = Entry{std::move(ranks), std::move(runtime)};
   next_id_ = std::max(next_id_, id + 1);
 }

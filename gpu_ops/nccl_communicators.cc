@@ -7,8 +7,10 @@ namespace horde {
 namespace gpu {
 
 NcclCommunicators::~NcclCommunicators() {
+  // Abort, not destroy: the runtime has stopped, so nothing of ours is pending, and
+  // after a lost rank (in-place elastic recovery) destroying could wait on a dead peer.
   for (auto& [key, entry] : comms_) {
-    if (entry.comm) ncclCommDestroy(entry.comm);
+    if (entry.comm) ncclCommAbort(entry.comm);
   }
 }
 

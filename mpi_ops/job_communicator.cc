@@ -65,8 +65,10 @@ Status ShrinkJob(std::vector<int>* previous_ranks) {
     current = shrunk;
   }
   Release(&current);
-  return Status::Internal("could not re-form the job from its live ranks: ranks kept failing "
-                          "during " + std::to_string(kAttempts) + " attempts");
+  return Status::Internal(
+      "could not re-form the job from its live ranks: ranks kept failing "
+      "during " +
+      std::to_string(kAttempts) + " attempts");
 }
 
 bool AgreeJobFormed(bool ok) {

@@ -124,9 +124,8 @@ Status MpiContext::CreateForRanks(const std::vector<int>& ranks, std::shared_ptr
   // duplicate in Create. It is made on the job's communicator, like that duplicate,
   // because no horde thread uses that communicator.
   MPI_Comm comm = MPI_COMM_NULL;
-  HORDE_RETURN_IF_ERROR(
-      CheckMpi(MPI_Comm_split(job, member ? 0 : MPI_UNDEFINED, world_rank, &comm),
-               "MPI_Comm_split"));
+  HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Comm_split(job, member ? 0 : MPI_UNDEFINED, world_rank, &comm),
+                                 "MPI_Comm_split"));
   out->reset();
   if (!member) return Status::Ok();
   HORDE_RETURN_IF_ERROR(Adopt(comm, threads_multiple, out));

@@ -6,7 +6,8 @@
 # scripts/run_example.sh (the README's install and example, as a Debian 13 user runs
 # them), ctest, pytest on 1, 2 and 4 ranks, the Horovod compatibility and chaos suites,
 # the examples, the C++ example built against the installed package, the launcher's
-# tests (horderun's PRRTE command, --check-build) and the elastic tests.
+# tests (horderun's PRRTE command, --check-build), the elastic tests (in-place recovery
+# included: this Open MPI has ULFM) and the elastic recovery bench.
 # Not here (Debian 12 only, scripts/test.sh): the two-host network namespace test and
 # scripts/hardening.sh. Needs root; scripts/test.sh runs it.
 #   scripts/test_debian13.sh            the lane
@@ -60,8 +61,11 @@ if [ "${1:-}" = "--inside" ]; then
   .venv/bin/horderun --check-build
   .venv/bin/horderun --dry-run -np 3 --tag-output .venv/bin/python train.py | tail -1
   timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --color=no
-  step "elastic: horderun generations with real SIGKILLs, host updates and failure modes"
-  timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
+  step "elastic: horderun generations with real SIGKILLs, host updates and failure modes; in-place recovery (ULFM)"
+  # This Open MPI has the fault-tolerance extension: the in-place tests must run here.
+  HORDE_EXPECT_IN_PLACE=1 timeout 900 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
+  step "bench: a SIGKILLed rank, restart against in place (bench/elastic_cost.py)"
+  timeout 600 .venv/bin/python bench/elastic_cost.py --recovery-only
   step "passed"
   exit 0
 fi

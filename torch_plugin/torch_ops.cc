@@ -182,7 +182,8 @@ bool SurvivesRankFailures() { return mpi::SurvivesRankFailures(); }
 
 std::map<int32_t, std::vector<int>> RecoverInPlace() {
   std::map<int32_t, std::vector<int>> sets;
-  ThrowIfError(RebuildRuntimes(mpi::JobReformOverMpi(), mpi::RuntimeFactoryWith(gpu::GpuDeviceOps()),
+  ThrowIfError(RebuildRuntimes(mpi::JobReformOverMpi(),
+                               mpi::RuntimeFactoryWith(gpu::GpuDeviceOps()),
                                mpi::ProcessSetFactoryWith(gpu::GpuDeviceOps()), &sets));
   return sets;
 }

@@ -56,6 +56,8 @@ def arm(state, spec, first_rank):
         restore = state.restore
 
         def restore_then_die_soon():
+            if int(n) == 0:
+                die()
             threading.Timer(int(n) / 1000, die).start()
             restore()
         state.restore = restore_then_die_soon

@@ -37,6 +37,7 @@ class State:
         self._writer = None  # whether this rank keeps its host's commits: decided once
         self._announced = False
         self._in_place = False  # syncing among the survivors of a lost rank
+        self._kept = None  # the CommitId this rank last wrote to the job directory
         directory = common.job_directory()
         self._store = CommitStore(directory) if directory else None
 
@@ -144,10 +145,11 @@ class State:
     def _keep(self):
         """Writes the commit held to this host's job directory when this rank is its
         writer; a failure is raised on every rank by the next check_host_updates()."""
-        if self._store is None or not self._is_writer():
-            return
+        if self._store is None or not self._is_writer() or self._kept == self._commit:
+            return  # (in place, a survivor that wrote this very commit already)
         try:
             self._store.write(self._commit, self._saved)
+            self._kept = self._commit
         except CommitWriteError as error:
             self._write_error = str(error)
 
