@@ -22,7 +22,10 @@ void CompletionCounter::Complete(size_t tag, const Status& status) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!status.ok()) {
-      if (first_failure_.ok()) first_failure_ = status;
+      // A failure every rank shares is the one to report: the caller's peers report it too.
+      if (first_failure_.ok() || (status.agreed() && !first_failure_.agreed())) {
+        first_failure_ = status;
+      }
       failed_tags_.push_back(tag);
     }
     last = --pending_ == 0;

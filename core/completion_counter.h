@@ -21,7 +21,8 @@ class CompletionCounter {
   // Operation `tag` (the submitter's number for it) has completed with `status`.
   void Complete(size_t tag, const Status& status);
   // Blocks until every expected operation has completed; returns the first failure (or
-  // Ok) and the tags of every failed operation, then starts counting afresh.
+  // Ok; the first one every rank shares, Status::agreed(), if any) and the tags of every
+  // failed operation, then starts counting afresh.
   Status Wait(std::vector<size_t>* failed_tags);
   // Operations expected and not yet completed.
   size_t pending() const;

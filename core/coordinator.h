@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/failed_names.h"
 #include "core/fusion_planner.h"
 #include "core/message_table.h"
 #include "core/numbering_epochs.h"
@@ -16,6 +17,8 @@ namespace horde {
 // Rank 0's part of the slow path: it records every rank's uncached requests, builds
 // responses for the names every rank has now asked for (checking that the ranks agree),
 // fuses them, runs the stall inspector, and completes a join once every rank has joined.
+// A name that failed before every rank had asked for it fails the late ranks' requests
+// too, when they come (FailedNames), so an operation that fails fails on every rank.
 class Coordinator {
  public:
   // `names` says how messages name this runtime's ranks.
@@ -35,12 +38,18 @@ class Coordinator {
   bool WantsRound(SteadyTime now) const;
 
   size_t pending() const { return table_.pending(); }
+  // Requests that ranks still owe to operations failed elsewhere.
+  size_t owed() const { return failed_.size(); }
   void set_fusion_threshold(int64_t bytes) { planner_ = FusionPlanner(bytes); }
 
  private:
+  // The ranks that have not asked for the name `error` fails (nor joined): they owe it.
+  std::vector<int> Owing(const Response& error) const;
+
   MessageTable table_;
   FusionPlanner planner_;
   StallInspector inspector_;
+  FailedNames failed_;
   NumberingEpochs epochs_;
   RankNames names_;
 };

@@ -83,6 +83,7 @@ struct FieldList<Response> {
     f(MakeField<kWire | kPerName>("first_dims", &Response::first_dims));
     f(MakeField<kWire | kPerName>("tensor_sizes", &Response::tensor_sizes));
     f(MakeField<kKey>("with_joined", &Response::with_joined));
+    f(MakeField<kWire>("ranks", &Response::ranks));
   }
 };
 

@@ -129,7 +129,10 @@ PendingName MessageTable::PendingNameOf(const std::string& name, const Slot& slo
   pending.first_requested = slot.first_requested;
   std::vector<const Request*> asked;
   for (int r = 0; r < world_size_; ++r) {
-    if (slot.present[r]) asked.push_back(&slot.by_rank[r]);
+    if (slot.present[r]) {
+      asked.push_back(&slot.by_rank[r]);
+      pending.asked.push_back(r);
+    }
     if (!Present(slot, r)) pending.missing.push_back(r);
   }
   if (!asked.empty()) {

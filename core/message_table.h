@@ -38,6 +38,7 @@ struct PendingName {
   std::string name;
   OpType op = OpType::kAllreduce;
   SteadyTime first_requested;    // the earliest submission on any rank
+  std::vector<int> asked;        // ranks that have asked for it
   std::vector<int> missing;      // ranks that have neither asked for it nor joined
   int32_t numbering_epoch = -1;  // the request's: -1 for a name the caller gave
   // Where the ranks that asked for it submitted it, as far as they know (CallSitesOf).
@@ -69,6 +70,7 @@ class MessageTable {
   const JoinedRanks& joined() const { return joined_; }
 
   size_t pending() const { return by_name_.size(); }
+  int world_size() const { return world_size_; }
 
   // Names some ranks have asked for and other (not joined) ranks have not, oldest first.
   std::vector<PendingName> Waiting() const;

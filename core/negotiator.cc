@@ -183,6 +183,7 @@ Status Negotiator::RunSlowPath(const RequestList& mine, SteadyTime now, Response
 
 void Negotiator::Learn(const ResponseList& decided) {
   for (const Response& response : decided.responses) {
+    if (!Concerns(response, transport_->rank())) continue;
     if (response.op == OpType::kJoin) join_.SawCompletion();
     // Whether to cache must be decided alike on every rank: a successful response means
     // every rank asked with the same group, and no rank is joined (which would leave it

@@ -36,6 +36,7 @@ std::vector<Response> NumberingEpochs::FailOutrun(MessageTable* table,
     error.kind = Response::Kind::kError;
     error.op = removed.op;
     error.names = {removed.name};
+    error.ranks.assign(removed.asked.begin(), removed.asked.end());
     // A group member that was not outrun itself fails with its group's reason.
     error.error_message = reasons.front();
     for (size_t i = 0; i < doomed.size(); ++i) {

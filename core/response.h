@@ -35,7 +35,21 @@ struct Response {
   // Allreduce: some ranks have joined and contribute the identity of the reduce op,
   // which they must first make; every rank agrees that they could before it runs.
   bool with_joined = false;
+  // kError: the ranks (the set's own numbers) whose requests it fails; empty: every rank
+  // that asked. A rank not listed may already hold its next request of the same name,
+  // which this response must leave alone.
+  std::vector<int64_t> ranks;
 };
+
+// Whether `response` concerns this rank's operations: every collective does; an error
+// only on the ranks it lists (all when it lists none).
+inline bool Concerns(const Response& response, int rank) {
+  if (response.kind != Response::Kind::kError || response.ranks.empty()) return true;
+  for (int64_t r : response.ranks) {
+    if (r == rank) return true;
+  }
+  return false;
+}
 
 struct ResponseList {
   std::vector<Response> responses;

@@ -226,6 +226,9 @@ void Runtime::CompleteJoin(const Response& response) {
 
 void Runtime::Execute(const Response& response) {
   if (response.op == OpType::kJoin) return CompleteJoin(response);
+  // An error for other ranks' requests: this rank may already hold its next request of
+  // the same name, which must go on waiting.
+  if (!Concerns(response, topology_.rank)) return;
   std::vector<TensorEntry>& entries = executing_;
   entries.clear();
   Status status = negotiator_.join().TakeEntries(response, &queue_, *ops_, &entries);
@@ -237,7 +240,7 @@ void Runtime::Execute(const Response& response) {
                                RankNames(topology_.world_ranks));
   }
   if (status.ok() && response.kind == Response::Kind::kError) {
-    status = Status::PreconditionError(response.error_message);
+    status = Status::PreconditionError(response.error_message).Agreed();
   } else if (status.ok()) {
     if (!TraitsOf(response.op).records_own_phases) {
       timeline_->ActivityStart(response.names, CollectivePhaseName(response.op));

@@ -112,7 +112,8 @@ std::string WarningReport(const StallSettings& settings, const std::vector<Pendi
 }
 
 // Fails the names stalled past the shutdown time, and the rest of their groups, with a
-// report of them (group members that were not stalled themselves are not listed).
+// report of them (group members that were not stalled themselves are not listed), on
+// the ranks that asked for them.
 StallInspector::Findings Fail(const StallSettings& settings,
                               const std::vector<PendingName>& expired, SteadyTime now,
                               MessageTable* table) {
@@ -121,7 +122,10 @@ StallInspector::Findings Fail(const StallSettings& settings,
   findings.report = "stall: these operations waited " + limit +
                     " s or more for ranks that have not submitted them, and fail "
                     "(HORDE_STALL_SHUTDOWN_TIME_SECONDS=" +
-                    limit + ") on the ranks that did:\n" + Lines(expired, now) + kLikelyCauses;
+                    limit +
+                    ") on every rank: now on the ranks that did, on the others as they submit "
+                    "them:\n" +
+                    Lines(expired, now) + kLikelyCauses;
   std::vector<std::string> names;
   for (const auto& pending : expired) names.push_back(pending.name);
   for (const auto& removed : table->Remove(names)) {
@@ -129,6 +133,7 @@ StallInspector::Findings Fail(const StallSettings& settings,
     error.kind = Response::Kind::kError;
     error.op = removed.op;
     error.names = {removed.name};
+    error.ranks.assign(removed.asked.begin(), removed.asked.end());
     error.error_message = findings.report;
     findings.failed.push_back(std::move(error));
   }

@@ -101,6 +101,8 @@ void BindGradientReducer(py::module_& m) {
       .def("synchronize", &torch_ops::GradientReducer::Synchronize,
            py::call_guard<py::gil_scoped_release>())
       .def("has_pending_work", &torch_ops::GradientReducer::HasPendingWork)
+      .def("abandon_step", &torch_ops::GradientReducer::AbandonStep,
+           py::call_guard<py::gil_scoped_release>())
       .def("zero_buckets", &torch_ops::GradientReducer::ZeroBuckets)
       // Fault injection for tests of one rank's failed step.
       .def("fail_next_start", &torch_ops::GradientReducer::FailNextStart)

@@ -28,7 +28,9 @@ void TranslateError(const Error& e) {
     return;
   }
   py::object error_type = py::module_::import("horde.common.exceptions").attr("HordeInternalError");
-  PyErr_SetString(error_type.ptr(), e.what());
+  py::object error = error_type(e.what());
+  if (e.status().agreed()) error.attr("failed_on_every_rank") = true;
+  PyErr_SetObject(error_type.ptr(), error.ptr());
 }
 
 // One field of a struct as a dict entry: its key and the member it reads.

@@ -295,8 +295,7 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
   batching_ = false;
   batch_.clear();
   std::vector<size_t> failed;
-  const Status status = allreduce_->Wait(&failed);
-  if (!status.ok() && !*error) *error = std::make_exception_ptr(Error(status));
+  NoteReductions(allreduce_->Wait(&failed), error);
   for (size_t i : failed) {
     if (i < slots_.size()) slots_[i].counted = false;
   }
@@ -326,12 +325,20 @@ void GradientReducer::SynchronizeGradients(std::exception_ptr* error) {
 void GradientReducer::SynchronizeBuckets(std::exception_ptr* error) {
   // Buckets are reduced in place: their views already are the gradients.
   for (size_t i : buckets_->Waiting()) StartOrPlaceholder(i);
-  const Status status = allreduce_->Wait(nullptr);
-  if (!status.ok() && !*error) *error = std::make_exception_ptr(Error(status));
+  NoteReductions(allreduce_->Wait(nullptr), error);
+}
+
+void GradientReducer::NoteReductions(const Status& status, std::exception_ptr* error) {
+  if (status.agreed()) {
+    failed_alike_ = true;
+    *error = std::make_exception_ptr(Error(status));
+  } else if (!status.ok() && !*error) {
+    *error = std::make_exception_ptr(Error(status));
+  }
 }
 
 void GradientReducer::AgreeOnOutcome(std::exception_ptr* error) {
-  if (!outcome_) return;
+  if (!outcome_ || failed_alike_) return;
   int failed_rank = -1;
   try {
     failed_rank = outcome_->LowestFailedRank(*error != nullptr);
@@ -348,6 +355,7 @@ void GradientReducer::AgreeOnOutcome(std::exception_ptr* error) {
 
 void GradientReducer::NewStep() {
   submit_error_ = nullptr;
+  failed_alike_ = false;
   backward_seen_ = false;
   for (Slot& slot : slots_) {
     // A handle left here (its write-back never ran) is dropped with its operation.
@@ -362,6 +370,12 @@ void GradientReducer::NewStep() {
   }
   for (Group& group : groups_) group.ready.clear();
   if (buckets_) buckets_->NewStep();
+}
+
+void GradientReducer::AbandonStep() {
+  std::lock_guard<std::mutex> lock(mu_);
+  allreduce_->Wait(nullptr);
+  NewStep();
 }
 
 bool GradientReducer::HasPendingWork() {

@@ -67,6 +67,9 @@ struct GradientReducerOptions {
 // Synchronize() the ranks agree whether any rank's step failed (StepOutcome). If one
 // did, Synchronize() raises on every rank (that rank's own error there), the optimizer
 // skips the update everywhere, and the next step pairs the same names on every rank.
+// A reduction that failed alike on every rank (Status::agreed(): a stall, ranks that
+// disagree) needs no such agreement: every rank's step fails with it, so the ranks skip
+// StepOutcome, and a rank that waited for a late one does not wait for it again.
 //
 // Neither copyable nor movable: the hooks refer to it. Destroying it removes them.
 class GradientReducer {
@@ -85,6 +88,11 @@ class GradientReducer {
   void Synchronize();
   // Whether reductions of this step have started (Horovod refuses zero_grad() then).
   bool HasPendingWork();
+  // Ends the step in progress without writing anything back: waits for the reductions
+  // it started (after a failure that ended the step elsewhere they have failed, or fail
+  // at once once the runtime is gone) and starts afresh. For a state loaded in the middle
+  // of a step, as an elastic job going back to its last commit does.
+  void AbandonStep();
   // Whether a gradient has arrived since the last Synchronize().
   bool BackwardSeen();
   // With buckets: zeros them, the gradients staying their views, and returns true.
@@ -139,6 +147,9 @@ class GradientReducer {
   void AgreeOnLayouts();
   void SynchronizeGradients(std::exception_ptr* error);
   void SynchronizeBuckets(std::exception_ptr* error);
+  // Records how the step's reductions ended: a failure shared by every rank replaces a
+  // local error in *error, since every rank raises it.
+  void NoteReductions(const Status& status, std::exception_ptr* error);
   // Sets *error on every rank when any rank's step failed.
   void AgreeOnOutcome(std::exception_ptr* error);
   void WriteBack(Slot& slot, size_t i);
@@ -167,6 +178,7 @@ class GradientReducer {
   std::mutex mu_;                    // hooks may run on autograd's device threads
   std::exception_ptr submit_error_;  // the first failed submission of this step
   bool backward_seen_ = false;
+  bool failed_alike_ = false;  // a reduction of this step failed alike on every rank
 };
 
 }  // namespace torch_ops

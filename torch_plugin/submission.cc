@@ -27,6 +27,16 @@ void CheckOutputMatches(const at::Tensor& input, const at::Tensor& output, const
   }
 }
 
+Status WithMessage(const Status& status, std::string message) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: return Status::InvalidArgument(std::move(message));
+    case StatusCode::kPreconditionError: return Status::PreconditionError(std::move(message));
+    case StatusCode::kAborted: return Status::Aborted(std::move(message));
+    case StatusCode::kUnimplemented: return Status::Unimplemented(std::move(message));
+    default: return Status::Internal(std::move(message));
+  }
+}
+
 }  // namespace
 
 Target RequireSet(int32_t process_set) {
@@ -53,14 +63,8 @@ std::shared_ptr<Runtime> RequireRuntime(int32_t process_set, std::string* contex
 
 Status InContext(const Status& status, const std::string& context) {
   if (status.ok() || context.empty()) return status;
-  const std::string message = context + status.message();
-  switch (status.code()) {
-    case StatusCode::kInvalidArgument: return Status::InvalidArgument(message);
-    case StatusCode::kPreconditionError: return Status::PreconditionError(message);
-    case StatusCode::kAborted: return Status::Aborted(message);
-    case StatusCode::kUnimplemented: return Status::Unimplemented(message);
-    default: return Status::Internal(message);
-  }
+  const Status out = WithMessage(status, context + status.message());
+  return status.agreed() ? out.Agreed() : out;
 }
 
 void CheckTensor(const at::Tensor& t, const char* role, const std::string& op) {

@@ -36,11 +36,23 @@ class Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
 
+  // Whether every rank of the process set fails this operation alike, with this
+  // message: the coordinator decided it (ranks disagree, a stall, an operation that
+  // failed elsewhere before this rank submitted it). A rank that sees such a failure
+  // needs no word from the others to know that theirs failed too.
+  bool agreed() const { return agreed_; }
+  Status Agreed() const {
+    Status s = *this;
+    s.agreed_ = !s.ok();
+    return s;
+  }
+
  private:
   Status(StatusCode code, std::string msg) : code_(code), message_(std::move(msg)) {}
 
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  bool agreed_ = false;
 };
 
 #define HORDE_RETURN_IF_ERROR(expr)                \

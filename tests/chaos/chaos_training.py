@@ -7,7 +7,8 @@ ends with the same parameters.
 A schedule drawn from one seed (the same on every rank) injects, at chosen steps:
 - delay: one rank sleeps past the stall shutdown time before its step, so the others'
   reductions of that step fail (HordeInternalError), which they catch and go on;
-- raise: one rank raises inside a caught block and skips its step;
+- raise: one rank raises inside a caught block and skips its step (a failed step of its
+  own: it counts it);
 - fail: one rank alone cannot prepare one of its gradients inside the step (a failure
   injected where its compressor or an allocation would fail); every rank must then fail
   that step alike (the failing rank with its own error, the others with
@@ -20,10 +21,13 @@ embedding with sparse gradients) or adasum (op=Adasum on a power-of-two rank cou
 Each failed step applies no update anywhere, each reduction that completes gives every
 rank the same averaged gradient, and a restart realigns the ranks; so whatever step each
 rank's reductions paired with, every rank applies the same updates in the same order.
-After the loop, a rank whose last steps have no partner sees them fail. The script then
-checks, on every rank: identical parameters, no handle left in horde's tables, resident
-memory flat, and that the schedule's failures were really seen. Any failed check exits
-non-zero.
+Ranks pair a name's submissions in order, and an operation that failed on some ranks
+fails on the others when they submit it, so every rank fails the same number of steps:
+a late rank's steps fail as the ones the others failed did, a rank that skipped a step
+fails its next one, and a rank whose last steps have no partner sees them fail after the
+loop. The script then checks, on every rank: the same number of failed steps on every
+rank, identical parameters, no handle left in horde's tables, resident memory flat, and
+that the schedule's failures were really seen. Any failed check exits non-zero.
 """
 
 import argparse
@@ -169,6 +173,7 @@ def main():
             try:
                 raise RuntimeError(f"chaos: rank {rank} fails step {step}")
             except RuntimeError:
+                failures += 1  # this rank's own failed step
                 continue
         if step == 20:
             baseline_rss = rss_bytes()
@@ -184,7 +189,8 @@ def main():
     params = [p.detach() for p in model.parameters()]
     every_rank = hvd.allgather_object(params)
     same = all(torch.equal(a, b) for other in every_rank for a, b in zip(every_rank[0], other))
-    total_failures = sum(hvd.allgather_object(failures))
+    failures_by_rank = hvd.allgather_object(failures)
+    total_failures = sum(failures_by_rank)
     total_injected = sum(hvd.allgather_object(injected_failures))
     handles = _handle_table_sizes()
     growth = rss_bytes() - baseline_rss
@@ -195,6 +201,8 @@ def main():
     problems = []
     if not same:
         problems.append("parameters differ across ranks")
+    if len(set(failures_by_rank)) > 1:
+        problems.append(f"the ranks count different numbers of failed steps: {failures_by_rank}")
     if any(handles.values()):
         problems.append(f"handles left in horde's tables: {handles}")
     if growth > RSS_GROWTH_BOUND_BYTES:

@@ -75,7 +75,8 @@ inline void ExpectOk(Outcome* outcome, const std::string& what) {
 // Two ranks, each a Runtime over the fake transport with the ops `make_ops` gives it.
 class RankPair {
  public:
-  explicit RankPair(const std::function<std::unique_ptr<OpRegistry>(int rank)>& make_ops)
+  explicit RankPair(const std::function<std::unique_ptr<OpRegistry>(int rank)>& make_ops,
+                    const Config& config = Config())
       : hub_(std::make_shared<FakeHub>(2, kPatience)) {
     for (int rank = 0; rank < 2; ++rank) {
       Topology topology;
@@ -84,7 +85,7 @@ class RankPair {
       topology.local_rank = rank;
       topology.local_size = 2;
       runtimes_[rank] = std::make_unique<Runtime>(
-          Config(), topology, std::make_unique<FakeTransport>(hub_, rank), make_ops(rank));
+          config, topology, std::make_unique<FakeTransport>(hub_, rank), make_ops(rank));
     }
   }
   Runtime& operator[](int rank) { return *runtimes_[rank]; }

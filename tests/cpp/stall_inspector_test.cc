@@ -223,8 +223,8 @@ TEST(StallInspector, FailsNamesPastTheShutdownTimeWithTheReportAndKeepsTheRest) 
   const std::string& report = findings.report;
   EXPECT_TRUE(Contains(report,
                        "stall: these operations waited 5 s or more for ranks that have not "
-                       "submitted them, and fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=5) on the "
-                       "ranks that did:\n"
+                       "submitted them, and fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=5) on every "
+                       "rank: now on the ranks that did, on the others as they submit them:\n"
                        "  rank 1 has not submitted allreduce 'old' (waiting 5.5 s)\n"
                        "  ranks 1,2 have not submitted broadcast 'old.bcast' (waiting 5.0 s)\n"
                        "likely causes:"))
@@ -235,6 +235,9 @@ TEST(StallInspector, FailsNamesPastTheShutdownTimeWithTheReportAndKeepsTheRest) 
     EXPECT_EQ(error.kind, Response::Kind::kError);
     EXPECT_EQ(error.error_message, report) << "the error is the report the log shows";
   }
+  // Each fails on the ranks that asked; the coordinator fails the others' when they do.
+  EXPECT_EQ(findings.failed[0].ranks, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(findings.failed[1].ranks, (std::vector<int64_t>{0}));
   EXPECT_EQ(Names(findings.failed), (std::vector<std::string>{"old", "old.bcast"}));
   EXPECT_EQ(findings.failed[1].op, OpType::kBroadcast);
   std::vector<PendingName> left = table.Waiting();

@@ -92,7 +92,8 @@ TEST(GenerationOutput, ReadsTheRanksTheLastStallReportNames) {
       "submitted them:\n  rank 1 has not submitted allreduce 'x' (waiting 2.0 s)\n"
       "  rank 1 has not submitted allreduce 'x' (waiting 3.0 s)\n"
       "stall: these operations waited 4 s or more for ranks that have not submitted them, and "
-      "fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=4) on the ranks that did:\n"
+      "fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=4) on every rank: now on the ranks that did, on "
+      "the others as they submit them:\n"
       "  ranks 2,3 have not submitted allreduce 'x' (waiting 4.0 s)\n");
   EXPECT_EQ(output.stalled_ranks(), (std::vector<int>{2, 3}));
 }

@@ -7,6 +7,9 @@ same step (rank 1 with its own error, the others naming rank 1), apply no update
 pair the same gradients in every later step: the parameters stay identical after every
 step, not only at the end. With default settings (no stall limit) nothing may hang.
 
+A step that fails by a stall (a rank late past HORDE_STALL_SHUTDOWN_TIME_SECONDS) fails
+on the late rank too, with the same error, when it gets there.
+
 Each case starts its own 2-rank job, so these tests run in the 1-rank pass only.
 """
 
@@ -128,3 +131,62 @@ def test_a_step_failing_on_one_rank_fails_on_every_rank(run_python, name):
     for result in results.values():
         assert result["same_after_every_step"], out
         assert all(count == 0 for count in result["handles"].values()), out
+
+
+LATE_RANK = CHILD_PRELUDE + """
+import json, time, zlib
+
+config = json.loads(os.environ["AGREEMENT_CONFIG"])
+torch.manual_seed(0)
+model = nn.Linear(4, 3)
+hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+options = dict(config.get("options", {}))
+if options.get("op") == "adasum":
+    options["op"] = hvd.Adasum
+base = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+optimizer = hvd.DistributedOptimizer(base, named_parameters=model.named_parameters(), **options)
+outcomes, seconds, alike, sums = [], [], [], []
+for step in range(5):
+    if step == 2 and rank == 1:
+        time.sleep(float(os.environ["LATE_SECONDS"]))
+    optimizer.zero_grad()
+    start = time.monotonic()
+    model(torch.full((2, 4), float(step + rank))).pow(2).mean().backward()
+    try:
+        within(30, optimizer.step)
+        outcomes.append("ok")
+    except hvd.HordeInternalError as e:
+        outcomes.append(str(e))
+        alike.append(e.failed_on_every_rank)
+    seconds.append(time.monotonic() - start)
+    sums.append(zlib.crc32(b"".join(p.detach().numpy().tobytes() for p in model.parameters())))
+every_rank = hvd.allgather_object(sums, name="late.sums")
+say("result: " + json.dumps({"outcomes": outcomes, "seconds": seconds, "alike": alike,
+                              "same_after_every_step":
+                              all(other == every_rank[0] for other in every_rank)}))
+"""
+
+SHUTDOWN_SECONDS = 3
+
+
+@pytest.mark.parametrize("name", ["hook", "groups", "bucket_view", "adasum"])
+def test_a_late_rank_fails_the_step_the_others_failed_by_a_stall(run_python, name):
+    # Rank 1 sleeps past the stall shutdown time before step 2. Rank 0's step 2 fails at
+    # the shutdown time (not twice it), rank 1's step 2 fails with the same error when it
+    # comes, and step 3 pairs step 3 on both ranks.
+    out = run_python(LATE_RANK, env={
+        "AGREEMENT_CONFIG": json.dumps(CASES[name]), "LATE_SECONDS": str(SHUTDOWN_SECONDS + 1.5),
+        "HORDE_STALL_CHECK_TIME_SECONDS": "60",
+        "HORDE_STALL_SHUTDOWN_TIME_SECONDS": str(SHUTDOWN_SECONDS)}, launcher=MPIRUN_2)
+    results = results_by_rank(out)
+    assert set(results) == {"rank 0", "rank 1"}, out
+    rank0, rank1 = results["rank 0"], results["rank 1"]
+    for result in (rank0, rank1):
+        assert [step for step, o in enumerate(result["outcomes"]) if o != "ok"] == [2], out
+        assert result["alike"] == [True], out
+        assert result["same_after_every_step"], out
+    assert rank0["outcomes"][2] == rank1["outcomes"][2], out
+    assert "rank 1 has not submitted allreduce 'grad." in rank0["outcomes"][2] or (
+        "rank 1 has not submitted allreduce 'adasum." in rank0["outcomes"][2]), out
+    assert SHUTDOWN_SECONDS <= rank0["seconds"][2] < SHUTDOWN_SECONDS + 1.3, out
+    assert rank1["seconds"][2] < 1, out  # it fails at once: the others have moved on

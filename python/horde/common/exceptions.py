@@ -4,7 +4,14 @@
 class HordeInternalError(RuntimeError):
     """A collective failed on the ranks (ranks disagreed, the runtime shut down, or the
     transport failed). The message names the tensor and the cause. The next operation
-    still works unless the runtime has shut down."""
+    still works unless the runtime has shut down.
+
+    ``failed_on_every_rank`` is True when this operation fails on every rank of its
+    process set with this same message (ranks disagreed, or it stalled past
+    HORDE_STALL_SHUTDOWN_TIME_SECONDS: a rank that submits it late gets the same failure
+    at once), so no rank needs to ask the others whether it failed."""
+
+    failed_on_every_rank = False
 
 
 # Horovod's name, so `except hvd.HorovodInternalError` keeps working.

@@ -153,10 +153,7 @@ class _DistributedAdasumOptimizer:
             deltas = self._wait_for_deltas()
             error = self._agree_on_outcome()
         finally:
-            self._pending.clear()
-            self._error = None
-            for p in self._trainable:
-                self._delay[p] = self._backward_passes_per_step
+            self._new_step()
         with torch.no_grad():
             for p, delta in deltas.items():
                 # A failed step leaves every parameter where it started, on every rank.
@@ -164,6 +161,26 @@ class _DistributedAdasumOptimizer:
         if error is not None:
             raise error
         return loss
+
+    def _new_step(self):
+        self._pending.clear()
+        self._error = None
+        for p in self._trainable:
+            self._delay[p] = self._backward_passes_per_step
+
+    def load_state_dict(self, state_dict):
+        # A state loaded in the middle of a step (an elastic job going back to its last
+        # commit after a failure between backward() and step()) ends that step: its
+        # deltas' reductions are waited for and dropped, and the next backward() starts
+        # afresh. The parameters are the loader's business (the model's state).
+        for handle, _ in self._pending.values():
+            if handle is not None:
+                try:
+                    synchronize(handle)
+                except Exception:  # noqa: BLE001 - the step is being dropped
+                    pass
+        self._new_step()
+        return super().load_state_dict(state_dict)
 
     def _wait_for_deltas(self):
         deltas = {}
@@ -175,12 +192,15 @@ class _DistributedAdasumOptimizer:
                 if self._error is None:
                     deltas[p] = self._compression.decompress(reduced, ctx)
             except Exception as e:  # noqa: BLE001 - raised once every rank agrees
-                self._error = self._error or e
+                self._error = _step_failure(self._error, e)
             deltas.setdefault(p, None)
         return deltas
 
     def _agree_on_outcome(self):
-        """The error step() raises on this rank (None when every rank's step worked)."""
+        """The error step() raises on this rank (None when every rank's step worked). A
+        failure every rank shares needs no agreement: each rank already raises it."""
+        if _failed_everywhere(self._error):
+            return self._error
         failed = torch.tensor([rank() if self._error is not None else 2**31 - 1],
                               dtype=torch.int32)
         try:
@@ -200,3 +220,15 @@ class _DistributedAdasumOptimizer:
                 "optimizer.step(); with op=Adasum the parameters hold their local deltas "
                 "until step() applies the reduced ones")
         return super().zero_grad(*args, **kwargs)
+
+
+def _failed_everywhere(error):
+    return getattr(error, "failed_on_every_rank", False)
+
+
+def _step_failure(current, new):
+    """The failure a step raises: the first, unless a later one is shared by every rank
+    (which every rank raises alike)."""
+    if current is None or (_failed_everywhere(new) and not _failed_everywhere(current)):
+        return new
+    return current

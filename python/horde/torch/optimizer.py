@@ -111,6 +111,15 @@ class _DistributedOptimizer:
                 self._synchronized = False
         return super().step(closure)
 
+    def load_state_dict(self, state_dict):
+        # A state loaded in the middle of a step (an elastic job going back to its last
+        # commit after a failure between backward() and step()) ends that step: its
+        # reductions are dropped, not written back, and the next backward() starts afresh.
+        if self._reducer is not None and self._reducer.has_pending_work():
+            self._reducer.abandon_step()
+        self._synchronized = False
+        return super().load_state_dict(state_dict)
+
     def zero_grad(self, *args, **kwargs):
         if self._reducer is None:
             return super().zero_grad(*args, **kwargs)
