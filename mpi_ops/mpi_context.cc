@@ -11,6 +11,7 @@
 #include "core/logging.h"
 #include "mpi_ops/job_communicator.h"
 #include "mpi_ops/rank_failures.h"
+#include "mpi_ops/world_ranks.h"
 
 namespace horde {
 namespace mpi {
@@ -129,7 +130,9 @@ Status MpiContext::CreateForRanks(const std::vector<int>& ranks, std::shared_ptr
   out->reset();
   if (!member) return Status::Ok();
   HORDE_RETURN_IF_ERROR(Adopt(comm, threads_multiple, out));
-  (*out)->topology_.world_ranks = ranks;  // sorted, as the split's key numbered them
+  // Named by their MPI_COMM_WORLD ranks, even when `ranks` counts in a re-formed job.
+  (*out)->topology_.world_ranks = WorldRanksOf(comm);
+  (*out)->topology_.process_set = true;
   return Status::Ok();
 }
 
@@ -150,6 +153,10 @@ Status MpiContext::Init() {
   SetErrorHandler(world_);
   MPI_Comm_rank(world_, &topology_.rank);
   MPI_Comm_size(world_, &topology_.size);
+  // A re-formed job numbers its ranks otherwise than the launcher, which knows them by
+  // their MPI_COMM_WORLD ranks: messages name them so (core/rank_names.h).
+  topology_.world_ranks = WorldRanksOf(world_);
+  if (NumberedAsWorld(topology_.world_ranks)) topology_.world_ranks.clear();
 
   HORDE_RETURN_IF_ERROR(CheckMpi(
       MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, topology_.rank, MPI_INFO_NULL, &local_),
