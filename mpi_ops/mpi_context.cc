@@ -26,7 +26,9 @@ std::set<MpiContext*> g_contexts;
 // Runs at process exit when horde initialized MPI: the runtime must stop making MPI
 // calls before MPI goes away. A failed process skips MPI_Finalize, which would wait for
 // every other rank to finalize too; exiting without it makes mpirun end the job now.
+// It also stops its device work first, which could wait on a dead peer forever.
 void FinalizeAtExit() {
+  if (g_process_failed.load()) MpiContext::RunFailureHooks("this process failed");
   ShutdownRuntime();
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -177,8 +179,31 @@ Status MpiContext::Init() {
 }
 
 void MpiContext::RevokeAll() {
+  {
+    std::lock_guard<std::mutex> lock(g_contexts_mu);
+    for (MpiContext* context : g_contexts) RevokeCommunicator(context->world_);
+  }
+  RunFailureHooks("a rank failed and the job is re-forming from its live ranks");
+}
+
+void MpiContext::RunFailureHooks(const std::string& reason) {
+  // Under the lock, so that no hook's owner goes away meanwhile (RemoveFailureHook).
   std::lock_guard<std::mutex> lock(g_contexts_mu);
-  for (MpiContext* context : g_contexts) RevokeCommunicator(context->world_);
+  for (MpiContext* context : g_contexts) {
+    for (const auto& [owner, hook] : context->failure_hooks_) hook(reason);
+  }
+}
+
+void MpiContext::AddFailureHook(const void* owner, FailureHook hook) {
+  std::lock_guard<std::mutex> lock(g_contexts_mu);
+  failure_hooks_.emplace_back(owner, std::move(hook));
+}
+
+void MpiContext::RemoveFailureHook(const void* owner) {
+  std::lock_guard<std::mutex> lock(g_contexts_mu);
+  failure_hooks_.erase(std::remove_if(failure_hooks_.begin(), failure_hooks_.end(),
+                                      [owner](const auto& h) { return h.first == owner; }),
+                       failure_hooks_.end());
 }
 
 MpiContext::~MpiContext() {
