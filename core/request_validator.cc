@@ -47,8 +47,8 @@ Status ValidateAdasum(const Request& r, const Topology& topology) {
   if (!IsPowerOfTwo(topology.size)) {
     return Status::Unimplemented(
         RequestSummary(r) + ": Adasum needs a power-of-two number of ranks, but the " +
-        (topology.world_ranks.empty() ? "job" : "process set") + " has " +
-        std::to_string(topology.size) + " ranks; expected 1, 2, 4, 8, ... ranks");
+        (topology.process_set ? "process set" : "job") + " has " + std::to_string(topology.size) +
+        " ranks; expected 1, 2, 4, 8, ... ranks");
   }
   return Status::Ok();
 }

@@ -13,9 +13,13 @@ struct Topology {
   int cross_rank = 0;
   int cross_size = 1;
   bool homogeneous = true;  // every node runs the same number of ranks
-  // A process set's runtime: its ranks' world ranks, in order (rank and size above count
-  // within the set). Empty for the world's.
+  // Each rank's world rank, in order (rank and size above count within this runtime's
+  // communicator): its rank in MPI_COMM_WORLD, the numbering the job was started with
+  // and the launcher maps to hosts. A process set's ranks are some of them; after the
+  // job has re-formed from its survivors (in-place elastic recovery) the whole job's
+  // ranks are renumbered too. Empty when the ranks are numbered as the world is.
   std::vector<int> world_ranks;
+  bool process_set = false;  // this runtime is a process set's, not the whole job's
 };
 
 }  // namespace horde

@@ -105,7 +105,7 @@ std::vector<CudaFinalizer::BrokenComm> CudaFinalizer::FindBrokenComms() const {
     bool seen = false;
     for (const auto& b : broken) seen = seen || b.comm == p.comm;
     if (seen) continue;
-    std::string error = NcclCommunicators::AsyncError(p.comm);
+    std::string error = comms_.Broken(p.comm);
     if (!error.empty()) broken.push_back({p.comm, std::move(error)});
   }
   return broken;

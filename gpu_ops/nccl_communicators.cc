@@ -61,6 +61,25 @@ std::string NcclCommunicators::AsyncError(ncclComm_t comm) {
   return text;
 }
 
+std::string NcclCommunicators::Broken(ncclComm_t comm) const {
+  if (failed_.load(std::memory_order_acquire)) return failure_;
+  return AsyncError(comm);
+}
+
+void NcclCommunicators::MarkFailed(const std::string& reason) {
+  if (failed_.load(std::memory_order_acquire)) return;
+  failure_ = reason;
+  failed_.store(true, std::memory_order_release);
+}
+
+std::vector<ncclComm_t> NcclCommunicators::Live() const {
+  std::vector<ncclComm_t> live;
+  for (const auto& [key, entry] : comms_) {
+    if (entry.comm) live.push_back(entry.comm);
+  }
+  return live;
+}
+
 void NcclCommunicators::Abort(ncclComm_t comm, const std::string& reason) {
   for (auto& [key, entry] : comms_) {
     if (entry.comm != comm) continue;

@@ -2,10 +2,12 @@
 
 #include <nccl.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "horde/status.h"
 #include "mpi_ops/mpi_context.h"
@@ -45,6 +47,15 @@ class NcclCommunicators {
 
   // The communicator's asynchronous error as text, empty while it is healthy.
   static std::string AsyncError(ncclComm_t comm);
+  // Why `comm` must be aborted: the failure marked by MarkFailed, else its asynchronous
+  // error; empty while it is healthy. What waits on the device watches this.
+  std::string Broken(ncclComm_t comm) const;
+  // The runtime is torn down because a rank failed: from now on every communicator is
+  // Broken with `reason`, so that what waits on one aborts it instead of waiting on a
+  // peer that may be gone. Any thread; no lock needed.
+  void MarkFailed(const std::string& reason);
+  // The communicators not aborted yet. Caller holds Enqueueing().
+  std::vector<ncclComm_t> Live() const;
   // Aborts `comm` (a live one) because of `reason`. Caller holds Enqueueing().
   void Abort(ncclComm_t comm, const std::string& reason);
 
@@ -57,6 +68,8 @@ class NcclCommunicators {
   std::shared_ptr<mpi::MpiContext> context_;
   std::mutex enqueue_mu_;
   std::map<std::string, Entry> comms_;  // guarded by enqueue_mu_
+  std::atomic<bool> failed_{false};
+  std::string failure_;  // written once, before failed_ is set
 };
 
 }  // namespace gpu

@@ -10,6 +10,25 @@
 namespace horde {
 namespace gpu {
 
+NcclResources::NcclResources(std::shared_ptr<mpi::MpiContext> context,
+                             std::shared_ptr<Timeline> timeline)
+    : mpi(context), timeline(std::move(timeline)), comms(std::move(context)), finalizer(comms) {
+  mpi->AddFailureHook(this, [this](const std::string& reason) { AbortForFailure(reason); });
+}
+
+NcclResources::~NcclResources() { mpi->RemoveFailureHook(this); }
+
+void NcclResources::AbortForFailure(const std::string& reason) {
+  // First, so that an op waiting on its stream with the lock held (WaitForStream) aborts
+  // its communicator and lets go of the lock.
+  comms.MarkFailed(reason);
+  const auto enqueueing = comms.Enqueueing();
+  for (ncclComm_t comm : comms.Live()) {
+    finalizer.FailPendingOn(comm, reason);
+    comms.Abort(comm, reason);
+  }
+}
+
 Status NcclResources::AgreeOnOneGpu(const std::vector<TensorEntry>& entries,
                                     const std::string& what) {
   if (entries.size() < 2) return Status::Ok();
@@ -45,7 +64,7 @@ Status NcclResources::WaitForStream(cudaStream_t stream, ncclComm_t comm, const 
   for (;;) {
     const cudaError_t state = cudaStreamQuery(stream);
     if (state != cudaErrorNotReady) return CheckCuda(state, "cudaStreamQuery", what);
-    const std::string error = NcclCommunicators::AsyncError(comm);
+    const std::string error = comms.Broken(comm);
     if (!error.empty()) {
       finalizer.FailPendingOn(comm, error);
       comms.Abort(comm, error);

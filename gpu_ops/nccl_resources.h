@@ -18,9 +18,20 @@ namespace gpu {
 // What the GPU ops of one runtime share (the NCCL ones through LaunchNccl, nccl_launch.h). Members
 // are destroyed in reverse order: the finalizer first (it waits for the work in flight), then the
 // communicators, then the streams and buffers that work used.
+//
+// On a normal shutdown the work in flight completes before the finalizer's thread ends. When
+// the runtime is torn down because a rank failed, the communicators are aborted first (the
+// context's failure hook, mpi_context.h), so that no kernel left waiting on a dead peer keeps
+// the runtime's threads from being joined.
 struct NcclResources {
-  NcclResources(std::shared_ptr<mpi::MpiContext> context, std::shared_ptr<Timeline> timeline)
-      : mpi(context), timeline(std::move(timeline)), comms(std::move(context)), finalizer(comms) {}
+  NcclResources(std::shared_ptr<mpi::MpiContext> context, std::shared_ptr<Timeline> timeline);
+  ~NcclResources();
+  NcclResources(const NcclResources&) = delete;
+  NcclResources& operator=(const NcclResources&) = delete;
+
+  // The failure hook: marks every communicator broken with `reason` (what waits on one
+  // aborts it), then fails what the finalizer holds on them and aborts them.
+  void AbortForFailure(const std::string& reason);
 
   // For a fused response (several tensors; the same on every rank): whether every
   // rank's tensors sit on one GPU, as one communicator and one stream per rank need.

@@ -71,6 +71,12 @@ Status ShrinkJob(std::vector<int>* previous_ranks) {
       std::to_string(kAttempts) + " attempts");
 }
 
+void AdoptJobCommunicator(MPI_Comm comm) {
+  Release(&g_job);
+  g_job = comm;
+  SetErrorHandler(g_job);
+}
+
 bool AgreeJobFormed(bool ok) {
   int flag = ok ? 1 : 0;
   const bool agreed = AgreeOnFlag(g_job, &flag).ok() && flag == 1;

@@ -28,6 +28,11 @@ Status ShrinkJob(std::vector<int>* previous_ranks);
 // so that whatever was built on the failed attempt stops at once.
 bool AgreeJobFormed(bool ok);
 
+// Tests: makes `comm` (this process's, from MPI_COMM_WORLD) the job's communicator, as
+// ShrinkJob does, so that a job numbered otherwise than MPI_COMM_WORLD can be tested
+// without a rank failing. Only while no runtime runs; the job owns `comm` from now.
+void AdoptJobCommunicator(MPI_Comm comm);
+
 // core/api.h's JobReform over the three above and MpiContext::RevokeAll.
 JobReform JobReformOverMpi();
 

@@ -11,6 +11,7 @@
 #include "core/logging.h"
 #include "mpi_ops/job_communicator.h"
 #include "mpi_ops/rank_failures.h"
+#include "mpi_ops/world_ranks.h"
 
 namespace horde {
 namespace mpi {
@@ -25,7 +26,9 @@ std::set<MpiContext*> g_contexts;
 // Runs at process exit when horde initialized MPI: the runtime must stop making MPI
 // calls before MPI goes away. A failed process skips MPI_Finalize, which would wait for
 // every other rank to finalize too; exiting without it makes mpirun end the job now.
+// It also stops its device work first, which could wait on a dead peer forever.
 void FinalizeAtExit() {
+  if (g_process_failed.load()) MpiContext::RunFailureHooks("this process failed");
   ShutdownRuntime();
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -129,7 +132,9 @@ Status MpiContext::CreateForRanks(const std::vector<int>& ranks, std::shared_ptr
   out->reset();
   if (!member) return Status::Ok();
   HORDE_RETURN_IF_ERROR(Adopt(comm, threads_multiple, out));
-  (*out)->topology_.world_ranks = ranks;  // sorted, as the split's key numbered them
+  // Named by their MPI_COMM_WORLD ranks, even when `ranks` counts in a re-formed job.
+  (*out)->topology_.world_ranks = WorldRanksOf(comm);
+  (*out)->topology_.process_set = true;
   return Status::Ok();
 }
 
@@ -150,6 +155,10 @@ Status MpiContext::Init() {
   SetErrorHandler(world_);
   MPI_Comm_rank(world_, &topology_.rank);
   MPI_Comm_size(world_, &topology_.size);
+  // A re-formed job numbers its ranks otherwise than the launcher, which knows them by
+  // their MPI_COMM_WORLD ranks: messages name them so (core/rank_names.h).
+  topology_.world_ranks = WorldRanksOf(world_);
+  if (NumberedAsWorld(topology_.world_ranks)) topology_.world_ranks.clear();
 
   HORDE_RETURN_IF_ERROR(CheckMpi(
       MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, topology_.rank, MPI_INFO_NULL, &local_),
@@ -170,8 +179,31 @@ Status MpiContext::Init() {
 }
 
 void MpiContext::RevokeAll() {
+  {
+    std::lock_guard<std::mutex> lock(g_contexts_mu);
+    for (MpiContext* context : g_contexts) RevokeCommunicator(context->world_);
+  }
+  RunFailureHooks("a rank failed and the job is re-forming from its live ranks");
+}
+
+void MpiContext::RunFailureHooks(const std::string& reason) {
+  // Under the lock, so that no hook's owner goes away meanwhile (RemoveFailureHook).
   std::lock_guard<std::mutex> lock(g_contexts_mu);
-  for (MpiContext* context : g_contexts) RevokeCommunicator(context->world_);
+  for (MpiContext* context : g_contexts) {
+    for (const auto& [owner, hook] : context->failure_hooks_) hook(reason);
+  }
+}
+
+void MpiContext::AddFailureHook(const void* owner, FailureHook hook) {
+  std::lock_guard<std::mutex> lock(g_contexts_mu);
+  failure_hooks_.emplace_back(owner, std::move(hook));
+}
+
+void MpiContext::RemoveFailureHook(const void* owner) {
+  std::lock_guard<std::mutex> lock(g_contexts_mu);
+  failure_hooks_.erase(std::remove_if(failure_hooks_.begin(), failure_hooks_.end(),
+                                      [owner](const auto& h) { return h.first == owner; }),
+                       failure_hooks_.end());
 }
 
 MpiContext::~MpiContext() {

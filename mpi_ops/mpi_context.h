@@ -2,8 +2,10 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/topology.h"
@@ -27,8 +29,22 @@ class MpiContext {
   // are within the set. Collective over the world; leaves *out null outside the set.
   static Status CreateForRanks(const std::vector<int>& ranks, std::shared_ptr<MpiContext>* out);
   // Revokes every live context's communicators (see rank_failures.h): calls on them fail
-  // at once, on every rank, so runtimes stop without waiting for each other.
+  // at once, on every rank, so runtimes stop without waiting for each other. A rank has
+  // failed: it also runs every context's failure hooks.
   static void RevokeAll();
+
+  // What stops this context's runtime's device work that may wait on a peer (NCCL), so
+  // that the runtime's threads can be joined when a peer is gone. Run, with the reason,
+  // only when the runtime is torn down because of a failure, before its threads are
+  // joined: by RevokeAll (the job re-forming in place) and at exit after
+  // MarkProcessFailed. Never on a normal shutdown, where the work in flight completes.
+  using FailureHook = std::function<void(const std::string& reason)>;
+  // `owner` identifies the hook for RemoveFailureHook, which its owner must call before
+  // whatever the hook uses is gone.
+  void AddFailureHook(const void* owner, FailureHook hook);
+  void RemoveFailureHook(const void* owner);
+  // Runs every live context's failure hooks.
+  static void RunFailureHooks(const std::string& reason);
   ~MpiContext();
   MpiContext(const MpiContext&) = delete;
   MpiContext& operator=(const MpiContext&) = delete;
@@ -49,6 +65,7 @@ class MpiContext {
   MPI_Comm cross_ = MPI_COMM_NULL;
   Topology topology_;
   bool threads_multiple_ = false;
+  std::vector<std::pair<const void*, FailureHook>> failure_hooks_;  // guarded by the contexts' lock
 };
 
 // Initializes MPI for the process if nobody has (asking for MPI_THREAD_MULTIPLE so user

@@ -2,24 +2,72 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
+#include <string>
 
 #include "core/collective_cost.h"
+#include "core/logging.h"
+#include "mpi_ops/idle_backoff.h"
 #include "mpi_ops/mpi_context.h"
 
 namespace horde {
 namespace mpi {
 namespace {
 
-// Tree t's chunks go up with tag kTagBase + 2t and down with kTagBase + 2t + 1. One
-// response runs at a time on the background thread, so the tags only need to differ
-// between trees and from the other ops' (core messages are collectives, Adasum 0xADA5).
-constexpr int kTagBase = 0x7E20;
-// Passes over the trees that moved nothing before the loop starts to sleep between
-// passes: each MPI_Test moves socket data, but ranks sharing cores (and the kernel's TCP
-// work) need the core more than a rank whose messages are all in flight.
-constexpr int kIdlePassesBeforeSleep = 8;
-constexpr auto kIdleSleep = std::chrono::microseconds(50);
+// The tags of the calls: above every other op's (core messages are collectives, Adasum
+// 0xADA5) where the MPI allows tags that large (Open MPI and MPICH do), else between
+// the two, which gives fewer calls before a call's tags come round again.
+constexpr int kWideTagBase = 0x10000;
+constexpr int kNarrowTagBase = 0x7E20;
+constexpr int kNarrowTagEnd = 0xADA5;
+// How long a failed call waits for its sends to be taken before it cancels and frees
+// them: a live receiver takes them at once, a revoked communicator ends them at once.
+constexpr auto kSendDrain = std::chrono::seconds(2);
+
+// After a failed MPI_Wait or MPI_Test the request may still be allocated: frees it.
+void Release(MPI_Request* request) {
+  if (*request != MPI_REQUEST_NULL) MPI_Request_free(request);
+  *request = MPI_REQUEST_NULL;
+}
+
+// A receive that may never be matched: cancelled, then completed (errors tolerated: the
+// call has failed already, and a revoked communicator fails these too).
+void CancelReceive(MPI_Request* request) {
+  if (*request == MPI_REQUEST_NULL) return;
+  MPI_Cancel(request);
+  MPI_Wait(request, MPI_STATUS_IGNORE);
+  Release(request);
+}
+
+// Completes `sends` while their receivers take them, until kSendDrain has passed; then
+// cancels and frees what is left. Returns how many were left.
+int DrainSends(const std::vector<MPI_Request*>& sends) {
+  const auto deadline = std::chrono::steady_clock::now() + kSendDrain;
+  IdleBackoff idle;
+  size_t open = sends.size();
+  while (open > 0 && std::chrono::steady_clock::now() < deadline) {
+    open = 0;
+    for (MPI_Request* request : sends) {
+      if (*request == MPI_REQUEST_NULL) continue;
+      int done = 0;
+      if (MPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) Release(request);
+      open += *request == MPI_REQUEST_NULL ? 0 : 1;
+    }
+    idle.Pass(/*moved=*/false);
+  }
+  for (MPI_Request* request : sends) {
+    if (*request == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(request);
+    Release(request);
+  }
+  return static_cast<int>(open);
+}
+
+int MpiTagUpperBound() {
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found);
+  return found ? *static_cast<int*>(value) : 32767;  // the least the standard allows
+}
 
 }  // namespace
 
@@ -34,6 +82,7 @@ struct TreePipeline::TreeRun {
   int64_t chunks = 0;
   int element_size = 0;
   bool reduce = false;
+  int tag = 0;  // the tree's first tag in this call
   MPI_Datatype type = MPI_BYTE;
   MPI_Op op = MPI_OP_NULL;
   char* slots = nullptr;                    // kWindow chunks per child, for the reduction
@@ -50,9 +99,23 @@ struct TreePipeline::TreeRun {
   char* Slot(int64_t c, size_t child) const {
     return slots + ((c % kWindow) * children.size() + child) * chunk * element_size;
   }
-  int up_tag() const { return kTagBase + 2 * tree; }
-  int down_tag() const { return kTagBase + 2 * tree + 1; }
+  int up_tag() const { return tag; }
+  int down_tag() const { return tag + (reduce ? 1 : 2); }
 };
+
+TreePipeline::TreePipeline(MPI_Comm comm, int rank, double latency_seconds)
+    : comm_(comm), rank_(rank), latency_seconds_(latency_seconds) {
+  const int64_t upper = MpiTagUpperBound();
+  const bool wide = upper >= int64_t{kWideTagBase} + 16 * kTagsPerCall;
+  tag_base_ = wide ? kWideTagBase : kNarrowTagBase;
+  tag_calls_ = ((wide ? upper + 1 : kNarrowTagEnd) - tag_base_) / kTagsPerCall;
+}
+
+TreePipeline::~TreePipeline() = default;
+
+int TreePipeline::TreeTag(int tree) const {
+  return tag_base_ + static_cast<int>((calls_ % tag_calls_) * kTagsPerCall) + 3 * tree;
+}
 
 Status TreePipeline::Allreduce(const std::vector<SpanningTree>& trees, char* data, int64_t count,
                                int element_size, MPI_Datatype type, MPI_Op op) {
@@ -66,12 +129,26 @@ Status TreePipeline::Broadcast(const std::vector<SpanningTree>& trees, char* dat
 
 Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int64_t count,
                          int element_size, bool reduce, MPI_Datatype type, MPI_Op op) {
+  Status status = Start(trees, data, count, element_size, reduce, type, op);
+  ++calls_;  // every rank counts every call, failed or not, so the tags stay in step
+  if (status.ok()) status = Pump();
+  if (!status.ok()) Abandon();
+  return status;
+}
+
+Status TreePipeline::Start(const std::vector<SpanningTree>& trees, char* data, int64_t count,
+                           int element_size, bool reduce, MPI_Datatype type, MPI_Op op) {
+  runs_.assign(trees.size(), TreeRun{});
+  if (trees.size() > static_cast<size_t>(kMaxTrees)) {
+    return Status::InvalidArgument("tree collective: " + std::to_string(trees.size()) +
+                                   " trees; the executor takes at most " +
+                                   std::to_string(kMaxTrees));
+  }
   const std::vector<int64_t> shares = SplitByRate(trees, count);
-  std::vector<TreeRun> runs(trees.size());
   int64_t slot_bytes = 0;
   int64_t begin = 0;
   for (size_t t = 0; t < trees.size(); ++t) {
-    TreeRun& run = runs[t];
+    TreeRun& run = runs_[t];
     run.tree = static_cast<int>(t);
     run.parent = trees[t].parent[rank_];
     run.children = trees[t].Children(rank_);
@@ -82,6 +159,7 @@ Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int
     run.chunks = (shares[t] + run.chunk - 1) / run.chunk;
     run.element_size = element_size;
     run.reduce = reduce;
+    run.tag = TreeTag(run.tree);
     run.type = type;
     run.op = op;
     begin += shares[t];
@@ -89,7 +167,7 @@ Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int
   }
   char* slots = nullptr;
   HORDE_RETURN_IF_ERROR(scratch_.Reserve(std::max<int64_t>(slot_bytes, 1), &slots));
-  for (TreeRun& run : runs) {
+  for (TreeRun& run : runs_) {
     run.slots = slots;
     if (reduce) slots += kWindow * run.children.size() * run.chunk * element_size;
     run.child_receives.assign(kWindow * run.children.size(), MPI_REQUEST_NULL);
@@ -105,31 +183,71 @@ Status TreePipeline::Run(const std::vector<SpanningTree>& trees, char* data, int
       }
     }
   }
-  int idle_passes = 0;
-  for (size_t unfinished = runs.size(); unfinished > 0;) {
+  return Status::Ok();
+}
+
+Status TreePipeline::Pump() {
+  IdleBackoff idle;
+  for (size_t unfinished = runs_.size(); unfinished > 0;) {
     unfinished = 0;
     bool moved = false;
-    for (TreeRun& run : runs) {
+    for (TreeRun& run : runs_) {
       bool finished = false;
       HORDE_RETURN_IF_ERROR(Advance(&run, &finished, &moved));
       unfinished += finished ? 0 : 1;
     }
-    idle_passes = moved ? 0 : idle_passes + 1;
-    if (idle_passes > kIdlePassesBeforeSleep) {
-      std::this_thread::sleep_for(kIdleSleep);
-    } else if (idle_passes > 0) {
-      std::this_thread::yield();
-    }
+    if (unfinished > 0) idle.Pass(moved);
   }
-  for (TreeRun& run : runs) {
-    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Waitall(static_cast<int>(run.up_sends.size()),
-                                               run.up_sends.data(), MPI_STATUSES_IGNORE),
-                                   "MPI_Waitall (tree allreduce)"));
-    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Waitall(static_cast<int>(run.down_sends.size()),
-                                               run.down_sends.data(), MPI_STATUSES_IGNORE),
-                                   "MPI_Waitall (tree)"));
+  for (TreeRun& run : runs_) {
+    HORDE_RETURN_IF_ERROR(Waitall(&run.up_sends, "MPI_Waitall (tree allreduce)"));
+    HORDE_RETURN_IF_ERROR(Waitall(&run.down_sends, "MPI_Waitall (tree)"));
   }
   return Status::Ok();
+}
+
+void TreePipeline::Abandon() {
+  std::vector<MPI_Request*> sends;
+  for (TreeRun& run : runs_) {
+    for (MPI_Request& request : run.child_receives) CancelReceive(&request);
+    for (MPI_Request& request : run.down_receives) CancelReceive(&request);
+    for (MPI_Request& request : run.up_sends) sends.push_back(&request);
+    for (MPI_Request& request : run.down_sends) sends.push_back(&request);
+  }
+  const int left = DrainSends(sends);
+  if (left > 0) {
+    HORDE_LOG(kWarning) << "tree collective failed on rank " << rank_ << ": " << left
+                        << " of its sends were not taken within "
+                        << std::chrono::seconds(kSendDrain).count()
+                        << " s and were cancelled; their tags are not reused by later calls";
+  }
+}
+
+int TreePipeline::PendingRequests() const {
+  int pending = 0;
+  for (const TreeRun& run : runs_) {
+    for (const auto* list :
+         {&run.child_receives, &run.up_sends, &run.down_receives, &run.down_sends}) {
+      pending += static_cast<int>(std::count_if(
+          list->begin(), list->end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+    }
+  }
+  return pending;
+}
+
+bool TreePipeline::Fails() {
+  if (fail_after_calls_ < 0) return false;
+  return fail_after_calls_-- == 0;
+}
+
+Status TreePipeline::Test(MPI_Request* request, int* done, const char* call) {
+  if (Fails()) return CheckMpi(fail_code_, call);
+  return CheckMpi(MPI_Test(request, done, MPI_STATUS_IGNORE), call);
+}
+
+Status TreePipeline::Waitall(std::vector<MPI_Request>* requests, const char* call) {
+  if (Fails()) return CheckMpi(fail_code_, call);
+  return CheckMpi(
+      MPI_Waitall(static_cast<int>(requests->size()), requests->data(), MPI_STATUSES_IGNORE), call);
 }
 
 Status TreePipeline::PostChildReceives(TreeRun* run, int64_t chunk) {
@@ -182,8 +300,7 @@ Status TreePipeline::Advance(TreeRun* run, bool* finished, bool* moved) {
       int done = 0;
       MPI_Request* request =
           &run->child_receives[(run->reduced % kWindow) * run->children.size() + i];
-      HORDE_RETURN_IF_ERROR(
-          CheckMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test (tree allreduce)"));
+      HORDE_RETURN_IF_ERROR(Test(request, &done, "MPI_Test (tree allreduce)"));
       arrived = arrived && done;
     }
     if (!arrived) break;
@@ -196,8 +313,7 @@ Status TreePipeline::Advance(TreeRun* run, bool* finished, bool* moved) {
     const int64_t ready = run->reduce ? run->reduced : run->chunks;
     while (run->down_posted < ready) {
       int done = 1;
-      MPI_Request* sent = &run->up_sends[run->down_posted];
-      HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Test(sent, &done, MPI_STATUS_IGNORE), "MPI_Test (tree)"));
+      HORDE_RETURN_IF_ERROR(Test(&run->up_sends[run->down_posted], &done, "MPI_Test (tree)"));
       if (!done) break;
       const int64_t c = run->down_posted++;
       *moved = true;
@@ -208,9 +324,7 @@ Status TreePipeline::Advance(TreeRun* run, bool* finished, bool* moved) {
     }
     while (run->down_done < run->down_posted) {
       int done = 0;
-      MPI_Request* received = &run->down_receives[run->down_done];
-      HORDE_RETURN_IF_ERROR(
-          CheckMpi(MPI_Test(received, &done, MPI_STATUS_IGNORE), "MPI_Test (tree)"));
+      HORDE_RETURN_IF_ERROR(Test(&run->down_receives[run->down_done], &done, "MPI_Test (tree)"));
       if (!done) break;
       HORDE_RETURN_IF_ERROR(SendDown(run, run->down_done++));
       *moved = true;
