@@ -69,7 +69,8 @@ wait_for() {  # wait_for OUT REGEX
     line=$(cut -f2- "$T/$1.out" 2>/dev/null | grep -m1 -E "$2" || true)
     [ -n "$line" ] && { echo "$line"; return; }
     [ -e "$T/$1.code" ] && { cat "$T/$1.err" >&2; fail "the job ended before a '$2' line"; }
-    [ "$SECONDS" -lt "$deadline" ] || { cat "$T/$1.err" >&2; fail "no line matching '$2' in $WAIT_S s"; }
+    [ "$SECONDS" -lt "$deadline" ] ||
+      { cat "$T/$1.err" >&2; fail "no line matching '$2' in $WAIT_S s"; }
     sleep 0.05
   done
 }
@@ -116,7 +117,8 @@ ranks_on() {  # ranks_on OUT HOST
 # One run: the job, the kill of COUNT rank(s) on hostB once every rank made the step
 # after commit 1, the checks; appends the recovery time to $T/times.CASE.
 run_case() {  # run_case CASE COUNT SURVIVORS
-  local case=$1 count=$2 survivors=$3 out=$1.$4 victims=() ranks=() rank pid killed_at failed in_place
+  local case=$1 count=$2 survivors=$3 out=$1.$4 victims=() ranks=() rank pid
+  local killed_at failed in_place
   start_job "$out"
   while read -r rank pid; do
     ranks+=("$rank") && victims+=("$pid")
@@ -136,7 +138,8 @@ run_case() {  # run_case CASE COUNT SURVIVORS
   expect_err "$out" '^horderun: elastic mode: in place \(Open MPI 5'
   expect_err "$out" '^horderun: elastic generation 0: 4 rank\(s\) on hostA:2,hostB:2$'
   failed="rank (${ranks[*]// /|}) on hostB failed \(killed by signal 9\)"
-  expect_err "$out" "^horderun: reset 1: $failed; host hostB is left out from now on; the 3 other rank\(s\) recover in place$"
+  expect_err "$out" "^horderun: reset 1: $failed; host hostB is left out from now on; "\
+'the 3 other rank\(s\) recover in place$'
   if [ "$count" -eq 2 ]; then
     expect_err "$out" "^horderun: reset 2: $failed.*; the 2 other rank\(s\) recover in place$"
   fi
@@ -148,7 +151,7 @@ run_case() {  # run_case CASE COUNT SURVIVORS
   fi
   "$PYTHON" tests/launcher/in_place_output.py "$T/$out.out" "$killed_at" "$EPOCHS" \
     "$COMMIT_EVERY" 4 "$survivors" >"$T/$out.check" ||
-    { cat "$T/$out.err" "$T/$out.check"; fail "the survivors' output does not follow the reference rule"; }
+    { cat "$T/$out.err" "$T/$out.check"; fail "the survivors' output breaks the reference rule"; }
   grep -v '^recovery ' "$T/$out.check"
   grep '^recovery ' "$T/$out.check" | cut -d' ' -f2 >>"$T/times.$case"
   expect_clean
@@ -165,7 +168,7 @@ echo "== 4 ranks on hostA:2,hostB:2; one rank on hostB SIGKILLed; 3 go on in pla
 for run in $(seq "$RUNS"); do run_case one-rank 1 3 "$run"; done
 grep '^horderun: ' "$T/one-rank.1.err" | sed 's/^/  /'
 
-echo "== 4 ranks on hostA:2,hostB:2; both ranks on hostB SIGKILLed (the host lost); 2 go on in place"
+echo "== 4 ranks on hostA:2,hostB:2; both ranks on hostB SIGKILLed (hostB lost); 2 go on in place"
 for run in $(seq "$RUNS"); do run_case host 2 2 "$run"; done
 grep '^horderun: ' "$T/host.1.err" | sed 's/^/  /'
 
