@@ -151,7 +151,9 @@ run_case() {  # run_case CASE COUNT SURVIVORS
   ranks=("${ranks[@]:0:$count}") && victims=("${victims[@]:0:$count}")
   # As bench/elastic_cost.py: at the victim's step after commit 1.
   wait_for "$out" "^step rank=${ranks[0]} size=4 gen=0 epoch=0 batch=3$" >/dev/null
-  ls "$T"/shm-hostB/horde-elastic-*/commit.* >/dev/null 2>&1 || fail "no commit on hostB's tmpfs"
+  # (find, not ls: a commit's temporary file may be renamed between the glob and ls)
+  find "$T/shm-hostB" -path '*/horde-elastic-*/commit.*' | grep -q . ||
+    fail "no commit on hostB's tmpfs"
   killed_at=$EPOCHREALTIME
   kill -KILL "${victims[@]}"
   finish_job "$out" 0 "$survivors"
