@@ -86,6 +86,9 @@ lane_in() {
   unshare --mount --propagation private --pid --fork --kill-child -- /bin/bash -c '
     set -e
     root=$1 ccache=$2 command=$3 jobs=$4
+    # The root a mount point of its own: `ip netns exec` (the two-host tests) remounts
+    # "/" as a slave, which fails on a directory that is not one.
+    mount --bind "$root" "$root"
     mount -t proc proc "$root/proc"
     mount -t sysfs -o ro sysfs "$root/sys"
     mount -t tmpfs -o mode=1777 shm "$root/dev/shm"

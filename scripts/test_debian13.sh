@@ -7,9 +7,10 @@
 # them), ctest, pytest on 1, 2 and 4 ranks, the Horovod compatibility and chaos suites,
 # the examples, the C++ example built against the installed package, the launcher's
 # tests (horderun's PRRTE command, --check-build), the elastic tests (in-place recovery
-# included: this Open MPI has ULFM) and the elastic recovery bench.
-# Not here (Debian 12 only, scripts/test.sh): the two-host network namespace test and
-# scripts/hardening.sh. Needs root; scripts/test.sh runs it.
+# included: this Open MPI has ULFM), in-place recovery across two hosts (network
+# namespaces: tests/launcher/elastic_in_place_netns_test.sh) and the elastic recovery bench.
+# Not here (Debian 12 only, scripts/test.sh): the other two-host network namespace tests
+# and scripts/hardening.sh. Needs root; scripts/test.sh runs it.
 #   scripts/test_debian13.sh            the lane
 #   scripts/test_debian13.sh --inside   the suite itself (what runs in the root)
 set -euo pipefail
@@ -64,6 +65,9 @@ if [ "${1:-}" = "--inside" ]; then
   step "elastic: horderun generations with real SIGKILLs, host updates and failure modes; in-place recovery (ULFM)"
   # This Open MPI has the fault-tolerance extension: the in-place tests must run here.
   HORDE_EXPECT_IN_PLACE=1 timeout 900 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
+  step "elastic across two hosts (network namespaces, ssh): a rank and a whole host lost, in place"
+  # The lane runs as root in a mount namespace of its own: the test hosts must come up.
+  HORDE_NETNS_REQUIRED=1 timeout 300 tests/launcher/elastic_in_place_netns_test.sh
   step "bench: a SIGKILLed rank, restart against in place (bench/elastic_cost.py)"
   timeout 600 .venv/bin/python bench/elastic_cost.py --recovery-only
   step "passed"
