@@ -62,13 +62,3 @@ TEST(FailureHooksTest, ANormalShutdownRunsNoHook) {
 }  // namespace
 }  // namespace mpi
 }  // namespace horde
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  const int result = RUN_ALL_TESTS();
-  MPI_Barrier(MPI_COMM_WORLD);
-  MPI_Finalize();
-  return result;
-}

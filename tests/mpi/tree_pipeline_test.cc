@@ -25,6 +25,21 @@ MPI_Comm g_comm = MPI_COMM_NULL;
 int g_rank = 0;
 int g_size = 1;
 
+// Makes the tests' communicator, a duplicate of MPI_COMM_WORLD that returns errors, once
+// MPI has started (bare_mpi_main.cc), and frees it before MPI finalizes.
+class CommEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    MPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
+    MPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+  }
+  void TearDown() override { MPI_Comm_free(&g_comm); }
+};
+::testing::Environment* const kCommEnvironment = ::testing::AddGlobalTestEnvironment(
+    new CommEnvironment);
+
 // A chain from `root` through the ranks in order (twice the rate) and a star around it:
 // every rank is an inner node of one tree or a leaf of both.
 std::vector<SpanningTree> TwoTrees(int root) {
@@ -157,17 +172,3 @@ TEST(TreePipelineTest, DISABLED_Throughput16MiB) {
 }  // namespace
 }  // namespace mpi
 }  // namespace horde
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  MPI_Comm_dup(MPI_COMM_WORLD, &horde::mpi::g_comm);
-  MPI_Comm_set_errhandler(horde::mpi::g_comm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(horde::mpi::g_comm, &horde::mpi::g_rank);
-  MPI_Comm_size(horde::mpi::g_comm, &horde::mpi::g_size);
-  int result = RUN_ALL_TESTS();
-  MPI_Comm_free(&horde::mpi::g_comm);
-  MPI_Finalize();
-  return result;
-}
