@@ -22,6 +22,10 @@ std::atomic<bool> g_process_failed{false};
 std::mutex g_contexts_mu;
 std::set<MpiContext*> g_contexts;
 
+// The communicators that a rank failure cut off (KeepCommunicator), never freed.
+std::mutex g_kept_mu;
+std::vector<MPI_Comm>* g_kept = new std::vector<MPI_Comm>();
+
 // Runs at process exit when horde initialized MPI: the runtime must stop making MPI
 // calls before MPI goes away. A failed process skips MPI_Finalize, which would wait for
 // every other rank to finalize too; exiting without it makes mpirun end the job now.
@@ -35,6 +39,13 @@ void FinalizeAtExit() {
 }  // namespace
 
 void MarkProcessFailed() { g_process_failed = true; }
+
+void KeepCommunicator(MPI_Comm* comm) {
+  if (*comm == MPI_COMM_NULL) return;
+  std::lock_guard<std::mutex> lock(g_kept_mu);
+  g_kept->push_back(*comm);
+  *comm = MPI_COMM_NULL;
+}
 
 Status CheckMpi(int code, const char* call) {
   if (code == MPI_SUCCESS) return Status::Ok();
@@ -171,19 +182,33 @@ Status MpiContext::Init() {
 
 void MpiContext::RevokeAll() {
   std::lock_guard<std::mutex> lock(g_contexts_mu);
-  for (MpiContext* context : g_contexts) RevokeCommunicator(context->world_);
+  for (MpiContext* context : g_contexts) {
+    RevokeCommunicator(context->world_);
+    context->cut_off_ = true;
+  }
+}
+
+bool MpiContext::cut_off() const {
+  std::lock_guard<std::mutex> lock(g_contexts_mu);
+  return cut_off_;
 }
 
 MpiContext::~MpiContext() {
+  bool cut_off = false;
   {
     std::lock_guard<std::mutex> lock(g_contexts_mu);
     g_contexts.erase(this);
+    cut_off = cut_off_;
   }
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
   for (MPI_Comm* comm : {&cross_, &local_, &world_}) {
-    if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+    if (cut_off) {
+      KeepCommunicator(comm);  // its operations were cut short: see KeepCommunicator
+    } else if (*comm != MPI_COMM_NULL) {
+      MPI_Comm_free(comm);
+    }
   }
 }
 
