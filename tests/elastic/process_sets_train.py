@@ -107,6 +107,9 @@ def main():
     sets = {name: hvd.ProcessSet(ranks) for name, ranks in SETS.items()}
     hvd.init(process_sets=list(sets.values()))
     first_rank = hvd.rank()
+    if os.environ.get("JOB_PID_DIR"):  # for the tests' check that no rank outlives horderun
+        with open(os.path.join(os.environ["JOB_PID_DIR"], f"rank.{first_rank}.gen.0"), "w") as f:
+            f.write(str(os.getpid()))
     data = torch.utils.data.TensorDataset(torch.arange(64, dtype=torch.float64))
     sampler = hvd.elastic.ElasticSampler(data, shuffle=False)
     state = hvd.elastic.TorchState(sampler=sampler, step=0)
