@@ -15,6 +15,14 @@ struct Sets {
   std::mutex change_mu;
   std::mutex registry_mu;
   ProcessSetRegistry registry;
+  // What a re-forming of the job that failed leaves for the next one (guarded by
+  // change_mu): the registry is empty then, so the sets to start again, by id, with their
+  // ranks before the first attempt, and for each rank of the current job its rank then.
+  struct Reform {
+    bool pending = false;
+    std::map<int32_t, std::vector<int>> sets;
+    std::vector<int> original;
+  } reform;
 };
 
 Sets& TheSets() {
@@ -145,6 +153,7 @@ Status InitRuntime(const RuntimeFactory& factory, const std::vector<std::vector<
   // A runtime whose loop ended because another rank shut down is replaced, so every
   // rank can init() again together.
   ShutdownEntries(TakeAll(sets));
+  sets.reform = Sets::Reform();
   std::shared_ptr<Runtime> global;
   HORDE_RETURN_IF_ERROR(StartGlobal(factory, &global));
   {
@@ -168,13 +177,16 @@ Status RebuildRuntimes(const JobReform& reform, const RuntimeFactory& factory,
                        std::map<int32_t, std::vector<int>>* sets_out) {
   Sets& sets = TheSets();
   std::lock_guard<std::mutex> change(sets.change_mu);
-  std::map<int32_t, std::vector<int>> old_sets;
-  {
+  // The sets to start again, with their ranks before the first re-forming, and the rank
+  // then of each rank of the current job (empty: the same ranks). After a failed call,
+  // the next one starts from what that one started from: the sets are not lost.
+  Sets::Reform& pending = sets.reform;
+  if (!pending.pending) {
     std::lock_guard<std::mutex> lock(sets.registry_mu);
-    old_sets = sets.registry.SetRanks();
+    pending.sets = sets.registry.SetRanks();
+    pending.original.clear();
+    pending.pending = true;
   }
-  // Ranks of the job before the first re-forming, for each rank of the current job.
-  std::vector<int> original;
   // Each failed attempt either lost a rank or failed alike on every rank (a setting);
   // a few attempts cover ranks dying one after another.
   constexpr int kAttempts = 4;
@@ -183,12 +195,13 @@ Status RebuildRuntimes(const JobReform& reform, const RuntimeFactory& factory,
     reform.interrupt();
     ShutdownEntries(TakeAll(sets));
     std::vector<int> previous;
-    HORDE_RETURN_IF_ERROR(reform.shrink(&previous));
-    if (!original.empty()) {
-      for (int& rank : previous) rank = original[rank];
+    started = reform.shrink(&previous);
+    if (!started.ok()) break;  // the job is as it was: the next call shrinks it again
+    if (!pending.original.empty()) {
+      for (int& rank : previous) rank = pending.original[rank];
     }
-    original = previous;
-    started = StartReformed(sets, factory, set_factory, old_sets, original);
+    pending.original = previous;
+    started = StartReformed(sets, factory, set_factory, pending.sets, pending.original);
     if (reform.agree(started.ok())) break;
     if (started.ok()) started = Status::Internal("a rank failed while the job re-formed");
     HORDE_LOG(kWarning) << "re-forming the job from its live ranks, attempt " << attempt + 1
@@ -196,8 +209,11 @@ Status RebuildRuntimes(const JobReform& reform, const RuntimeFactory& factory,
   }
   if (!started.ok()) {
     ShutdownEntries(TakeAll(sets));
-    return started;
+    return Status::Internal(started.message() +
+                            "; horde stays stopped on this rank until a later re-forming "
+                            "succeeds (the process sets are kept for it)");
   }
+  pending = Sets::Reform();
   std::lock_guard<std::mutex> lock(sets.registry_mu);
   *sets_out = sets.registry.SetRanks();
   return Status::Ok();
@@ -207,6 +223,7 @@ void ShutdownRuntime() {
   Sets& sets = TheSets();
   std::lock_guard<std::mutex> change(sets.change_mu);
   ShutdownEntries(TakeAll(sets));
+  sets.reform = Sets::Reform();
 }
 
 void AbortRuntimes(const std::string& failure) {

@@ -15,8 +15,15 @@ HierarchicalAllreduce::~HierarchicalAllreduce() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
-  if (cross_ != MPI_COMM_NULL) MPI_Comm_free(&cross_);
+  // Split from the runtime's communicator: kept like it when a rank failure cut it off.
+  const bool cut_off = r_ && r_->mpi && r_->mpi->cut_off();
+  for (MPI_Comm* comm : {&node_, &cross_}) {
+    if (cut_off) {
+      mpi::KeepCommunicator(comm);
+    } else if (*comm != MPI_COMM_NULL) {
+      MPI_Comm_free(comm);
+    }
+  }
 }
 
 bool HierarchicalAllreduce::Enabled(const Response& response,

@@ -25,9 +25,9 @@ Status GatherPreviousRanks(MPI_Comm comm, int previous, std::vector<int>* previo
                   "MPI_Allgather");
 }
 
-void Release(MPI_Comm* comm) {
-  if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
-}
+// A job communicator replaced or given up by ShrinkJob holds failed ranks, and the
+// failure may have cut operations on it short: kept, not freed (see KeepCommunicator).
+void Release(MPI_Comm* comm) { KeepCommunicator(comm); }
 
 }  // namespace
 
@@ -58,6 +58,7 @@ Status ShrinkJob(std::vector<int>* previous_ranks) {
     if (agreed) {
       Release(&g_job);
       g_job = shrunk;
+      MarkJobLostRanks();
       return Status::Ok();
     }
     HORDE_LOG(kWarning) << "another rank failed while the job was being re-formed (attempt "

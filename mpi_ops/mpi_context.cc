@@ -18,26 +18,44 @@ namespace mpi {
 namespace {
 
 std::atomic<bool> g_process_failed{false};
+std::atomic<bool> g_job_lost_ranks{false};  // MarkJobLostRanks
 
 // The live contexts, for RevokeAll.
 std::mutex g_contexts_mu;
 std::set<MpiContext*> g_contexts;
 
+// The communicators that a rank failure cut off (KeepCommunicator), never freed.
+std::mutex g_kept_mu;
+std::vector<MPI_Comm>* g_kept = new std::vector<MPI_Comm>();
+
 // Runs at process exit when horde initialized MPI: the runtime must stop making MPI
 // calls before MPI goes away. A failed process skips MPI_Finalize, which would wait for
 // every other rank to finalize too; exiting without it makes mpirun end the job now.
 // It also stops its device work first, which could wait on a dead peer forever.
+//
+// A survivor of a job that lost ranks in place (ShrinkJob) skips it too: Open MPI 5.0.7's
+// MPI_Finalize can wait for good once every rank of another host is gone, and the job's
+// processes are the survivors', which have all finished when they get here.
 void FinalizeAtExit() {
   if (g_process_failed.load()) MpiContext::RunFailureHooks("this process failed");
   ShutdownRuntime();
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && !g_process_failed.load()) MPI_Finalize();
+  if (!finalized && !g_process_failed.load() && !g_job_lost_ranks.load()) MPI_Finalize();
 }
 
 }  // namespace
 
 void MarkProcessFailed() { g_process_failed = true; }
+
+void MarkJobLostRanks() { g_job_lost_ranks = true; }
+
+void KeepCommunicator(MPI_Comm* comm) {
+  if (*comm == MPI_COMM_NULL) return;
+  std::lock_guard<std::mutex> lock(g_kept_mu);
+  g_kept->push_back(*comm);
+  *comm = MPI_COMM_NULL;
+}
 
 Status CheckMpi(int code, const char* call) {
   if (code == MPI_SUCCESS) return Status::Ok();
@@ -181,9 +199,17 @@ Status MpiContext::Init() {
 void MpiContext::RevokeAll() {
   {
     std::lock_guard<std::mutex> lock(g_contexts_mu);
-    for (MpiContext* context : g_contexts) RevokeCommunicator(context->world_);
+    for (MpiContext* context : g_contexts) {
+      RevokeCommunicator(context->world_);
+      context->cut_off_ = true;
+    }
   }
   RunFailureHooks("a rank failed and the job is re-forming from its live ranks");
+}
+
+bool MpiContext::cut_off() const {
+  std::lock_guard<std::mutex> lock(g_contexts_mu);
+  return cut_off_;
 }
 
 void MpiContext::RunFailureHooks(const std::string& reason) {
@@ -207,15 +233,21 @@ void MpiContext::RemoveFailureHook(const void* owner) {
 }
 
 MpiContext::~MpiContext() {
+  bool cut_off = false;
   {
     std::lock_guard<std::mutex> lock(g_contexts_mu);
     g_contexts.erase(this);
+    cut_off = cut_off_;
   }
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
   for (MPI_Comm* comm : {&cross_, &local_, &world_}) {
-    if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+    if (cut_off) {
+      KeepCommunicator(comm);  // its operations were cut short: see KeepCommunicator
+    } else if (*comm != MPI_COMM_NULL) {
+      MPI_Comm_free(comm);
+    }
   }
 }
 

@@ -52,6 +52,9 @@ class MpiContext {
   MPI_Comm world() const { return world_; }
   const Topology& topology() const { return topology_; }
   bool threads_multiple() const { return threads_multiple_; }
+  // Whether RevokeAll revoked it: its communicators, and those split from them, are then
+  // kept instead of freed (KeepCommunicator).
+  bool cut_off() const;
 
  private:
   MpiContext() = default;
@@ -66,6 +69,7 @@ class MpiContext {
   Topology topology_;
   bool threads_multiple_ = false;
   std::vector<std::pair<const void*, FailureHook>> failure_hooks_;  // guarded by the contexts' lock
+  bool cut_off_ = false;  // guarded by the contexts' lock
 };
 
 // Initializes MPI for the process if nobody has (asking for MPI_THREAD_MULTIPLE so user
@@ -75,6 +79,22 @@ Status EnsureMpiInitialized(bool* threads_multiple);
 // This process is exiting because it failed: at exit it skips MPI_Finalize (which waits
 // for every rank), so mpirun ends the whole job as soon as this process is gone.
 void MarkProcessFailed();
+// The job has re-formed without ranks it lost (in place): at exit this process skips
+// MPI_Finalize as a failed one does.
+void MarkJobLostRanks();
+
+// Takes `comm` (leaving MPI_COMM_NULL) without freeing it, for the rest of the process:
+// for a communicator whose operations a rank failure cut short. Freed, its context id
+// would go to the next communicator made, and Open MPI's point-to-point layer (ob1)
+// matches a message by that id: a message of the old communicator that arrives after
+// the free (a survivor sent it before the failure cut the operation short) is held for
+// the id and then matched as the new communicator's own. After an in-place recovery
+// that made a process set's or the job's collective read another one's message
+// (MPI_ERR_TRUNCATE in a set's negotiation) or wait forever for one already taken,
+// and so the runtimes' shutdown at exit never ended. Kept, the id stays taken and late
+// messages land in the dead communicator's own queues. A few communicators per
+// recovery; MPI_Finalize releases them.
+void KeepCommunicator(MPI_Comm* comm);
 
 }  // namespace mpi
 }  // namespace horde

@@ -4,7 +4,11 @@
 
 --die makes rank RANK (of the first generation) SIGKILL itself: WHERE=commit inside its
 N-th commit, after saving it and before the commit's allreduce; WHERE=recovery N
-milliseconds into its first in-place recovery (while the others re-form the job).
+milliseconds into its first in-place recovery (while the others re-form the job);
+WHERE=sync as its N-th sync() starts (the first is the generation's, the next ones those
+of in-place recoveries), while the others sync; WHERE=reset at the start of its N-th
+training step after its first reset (an in-place recovery, or a later generation's
+start), before the step's first collective.
 --ballast-mb adds M MB of float32 zeros to the state every commit carries (for the
 costs in bench/elastic_cost.py); the training is unchanged.
 
@@ -38,13 +42,25 @@ def die():
 
 
 def arm(state, spec, first_rank):
-    """Installs --die's self-kill on this process when it is the rank named."""
+    """Installs --die's self-kill on this process when it is the rank named; returns what
+    each training step calls first."""
     if not spec:
-        return
+        return lambda: None
     rank_, where, n = spec.split(":")
     if int(rank_) != first_rank:
-        return
-    if where == "commit":
+        return lambda: None
+    if where == "reset":
+        return arm_after_reset(state, int(n))
+    if where == "sync":
+        sync, syncs = state.sync, []
+
+        def die_at_sync():
+            syncs.append(1)
+            if len(syncs) == int(n):
+                die()
+            sync()
+        state.sync = die_at_sync
+    elif where == "commit":
         save = state.save
 
         def save_then_die():
@@ -62,7 +78,26 @@ def arm(state, spec, first_rank):
             restore()
         state.restore = restore_then_die_soon
     else:
-        raise SystemExit(f"--die {spec}: WHERE must be commit or recovery")
+        raise SystemExit(f"--die {spec}: WHERE must be commit, recovery, sync or reset")
+    return lambda: None
+
+
+def arm_after_reset(state, n):
+    """--die RANK:reset:N: the step hook that dies in the N-th step after the first reset."""
+    on_reset, steps_left = state.on_reset, []
+
+    def count_from_first_reset():
+        on_reset()
+        if not steps_left:
+            steps_left.append(n)
+    state.on_reset = count_from_first_reset
+
+    def step():
+        if steps_left:
+            steps_left[0] -= 1
+            if steps_left[0] == 0:
+                die()
+    return step
 
 
 def main():
@@ -92,7 +127,7 @@ def main():
         for group in optimizer.param_groups:
             group["lr"] = BASE_LR * hvd.size()
     state.register_reset_callbacks([scale_lr])
-    arm(state, args.die, hvd.rank())
+    step_starts = arm(state, args.die, hvd.rank())
 
     @hvd.elastic.run
     def train(state):
@@ -101,6 +136,7 @@ def main():
             f"pid={os.getpid()}")
         while state.epoch < args.epochs:
             for batch_idx, (x, y) in enumerate(loader):
+                step_starts()
                 optimizer.zero_grad()
                 loss_fn(model(x), y).backward()
                 optimizer.step()

@@ -53,17 +53,23 @@ def replay(generations, epochs, commit_every):
 
 
 def _generation(model, optimizer, data, state, size, stop, epochs, commit_every):
-    """Trains with `size` ranks; returns the snapshot of commit `stop` once made."""
+    """Trains with `size` ranks; returns the snapshot of commit `stop` once made, or at
+    once when the generation resumed from that very commit (its ranks failed again before
+    the next one: what they trained meanwhile is lost)."""
     from horde.torch.elastic.sampler import epoch_order, partition
     import copy
 
+    def snapshot():
+        return {"model": copy.deepcopy(model.state_dict()),
+                "optimizer": copy.deepcopy(optimizer.state_dict()),
+                "state": copy.deepcopy(state)}
+
     def commit():
         state["commits"] += 1
-        if state["commits"] == stop:
-            return {"model": copy.deepcopy(model.state_dict()),
-                    "optimizer": copy.deepcopy(optimizer.state_dict()),
-                    "state": copy.deepcopy(state)}
-        return None
+        return snapshot() if state["commits"] == stop else None
+
+    if stop is not None and state["commits"] == stop:
+        return snapshot()
 
     while state["epoch"] < epochs:
         remaining = epoch_order(len(data), state["epoch"], 1, True)[state["processed_num"]:]

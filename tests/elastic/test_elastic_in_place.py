@@ -57,7 +57,7 @@ def check_in_place(job, sizes):
     assert not job.found(r"^start .* gen=1 "), "a new generation started:\n" + err
     assert "horderun: elastic generation 1" not in err, err
     seen = starts(job)
-    first_pids = {pid for rank, size, _, pid in seen if size == sizes[0]}
+    first_pids = {int(path.read_text()) for path in job.pid_dir.glob("rank.*.gen.0")}
     plan = []
     for before, after in zip(sizes, sizes[1:]):
         after_starts = [s for s in seen if s[1] == after]
@@ -120,6 +120,45 @@ def test_a_rank_killed_during_the_recovery_recovers_again(tmp_path):
     plan.append((2, None))
     expected = replay(plan, epochs=2, commit_every=2)
     assert final_weights(job, 2) == pytest.approx(expected, rel=1e-9, abs=1e-12), (plan, seen)
+
+
+@needs_in_place
+def test_a_second_rank_lost_in_the_first_step_after_a_recovery(tmp_path):
+    # 4 -> 3 -> 2: rank 3 is SIGKILLed mid-step; rank 1 dies as its first step after that
+    # recovery starts, before the 3 ranks commit: both recoveries resume from one commit,
+    # and what the 3 ranks trained meanwhile is lost.
+    job = start_job(tmp_path, 4, 2, "--die", "1:reset:1")
+    pid = int(job.wait_for(r"^start rank=3 size=4 gen=0 .* pid=(\d+)").group(1))
+    job.wait_for(r"^step rank=3 size=4 gen=0 epoch=0 batch=3$")
+    os.kill(pid, signal.SIGKILL)
+    check_in_place(job, [4, 3, 2])
+    resumed = {commit for _, size, commit, _ in starts(job) if size < 4}
+    assert len(resumed) == 1, f"the two recoveries resumed from different commits: {resumed}"
+
+
+@needs_in_place
+def test_a_rank_lost_during_the_first_sync_recovers_in_place(tmp_path):
+    # Rank 2 dies as the generation's first sync() starts, while the others sync: they
+    # re-form the job and start from the initial state, with 2 ranks.
+    job = start_job(tmp_path, 3, 2, "--die", "2:sync:1")
+    check_in_place(job, [3, 2])
+    assert not job.found(r"^start .* size=3 "), "a 3-rank generation started"
+
+
+@needs_in_place
+def test_a_rank_lost_during_the_sync_of_a_recovery_recovers_again(tmp_path):
+    # Rank 3 is SIGKILLed mid-step; rank 1 dies as the survivors sync after re-forming
+    # the job (its second sync): they re-form it again, without rank 1.
+    job = start_job(tmp_path, 4, 2, "--die", "1:sync:2")
+    pid = int(job.wait_for(r"^start rank=3 size=4 gen=0 .* pid=(\d+)").group(1))
+    job.wait_for(r"^step rank=3 size=4 gen=0 epoch=0 batch=3$")
+    os.kill(pid, signal.SIGKILL)
+    assert job.finish() == 0, job.err()
+    assert not job.found(r"^start .* size=3 "), "the job went on with 3 ranks"
+    commits = {commit for _, size, commit, _ in starts(job) if size == 2}
+    assert len(commits) == 1, starts(job)
+    expected = replay([(4, commits.pop()), (2, None)], epochs=2, commit_every=2)
+    assert final_weights(job, 2) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
 @needs_in_place

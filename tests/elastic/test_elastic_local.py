@@ -72,6 +72,7 @@ class Job:
                                         stderr=self.stderr, text=True, env=env)
         self.lines = []
         self.deadline = time.monotonic() + LIMIT_S
+        self.limit = f"within {LIMIT_S} s"
         self._queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -84,9 +85,10 @@ class Job:
         try:
             line = self._queue.get(timeout=max(0, self.deadline - time.monotonic()))
         except queue.Empty:
+            alive_ranks = [pid for pid in self.rank_pids() if pid > 0 and alive(pid)]
             self.process.terminate()  # horderun stops its ranks
-            pytest.fail(f"no {what} within {LIMIT_S} s; the last lines:\n"
-                        f"{''.join(self.lines[-30:])}horderun's stderr:\n{self.err()}")
+            pytest.fail(f"no {what} {self.limit} (ranks alive then: {alive_ranks}); the last "
+                        f"lines:\n{''.join(self.lines[-30:])}horderun's stderr:\n{self.err()}")
         if line is not None:
             self.lines.append(line)
         return line
@@ -99,7 +101,16 @@ class Job:
             if match:
                 return match
 
-    def finish(self):
+    def rank_pids(self):
+        return [int((self.pid_dir / name).read_text() or 0) for name in os.listdir(self.pid_dir)]
+
+    def finish(self, within_s=None):
+        """Waits for horderun to end and returns its exit code. within_s: it must end that
+        soon, for a job whose ranks have all returned from the script (a job that does not
+        end then fails the test at once instead of at the job's time limit)."""
+        if within_s is not None:
+            self.deadline = min(self.deadline, time.monotonic() + within_s)
+            self.limit = f"within {within_s} s of every rank's last line: the job does not end"
         while self._next_line("end of horderun's output") is not None:
             pass
         self.process.wait(timeout=max(1, self.deadline - time.monotonic()))

@@ -81,8 +81,11 @@ class HordeBasics:
     def recover_in_place(self):
         """After a rank failed (an operation raised HordeInternalError): re-forms the job
         from the live ranks, in this process, and starts horde again over them; rank(),
-        size() and every registered ProcessSet are renumbered (a set with no rank left is
-        unregistered). Every surviving rank calls it; collective over them."""
+        size() and every registered ProcessSet are renumbered (a set with no rank left
+        stays lost: using it raises ValueError saying so). Every surviving rank calls it;
+        collective over them. When it raises HordeInternalError (more ranks failed
+        meanwhile), horde is not running on this rank (size() fails) until a later call
+        succeeds; the process sets wait for that one, unchanged."""
         set_ranks = self._ops.recover_in_place()
         renumber_after_recovery(self.size(), self.rank(), set_ranks)
 

@@ -24,9 +24,11 @@ class ProcessSet:
             raise ValueError(f"a process set's ranks must be ints; got {list(ranks)!r}") from None
         self.process_set_id = None  # given at registration; None again once removed
         self._world_rank = None  # this process's rank in the job, known at registration
+        self._lost = None  # why the set is gone when the job re-formed without its ranks
 
     def _registered(self, process_set_id, world_rank):
         self.process_set_id, self._world_rank = process_set_id, world_rank
+        self._lost = None
         _registered_sets[process_set_id] = self
 
     def size(self):
@@ -59,7 +61,8 @@ _registered_sets = weakref.WeakValueDictionary()
 def renumber_after_recovery(world_size, world_rank, set_ranks):
     """After the job re-formed without its lost ranks (horde.common.basics): the global
     set spans ``world_size`` ranks again, the other sets take their new ranks from
-    ``set_ranks`` (id -> ranks), and a set with no rank left is unregistered."""
+    ``set_ranks`` (id -> ranks), and a set with no rank left is unregistered, marked as
+    lost so that using it says why."""
     global_process_set.ranks = list(range(world_size))
     for process_set_id, process_set in list(_registered_sets.items()):
         if process_set_id == 0:
@@ -68,6 +71,9 @@ def renumber_after_recovery(world_size, world_rank, set_ranks):
             process_set.ranks = list(set_ranks[process_set_id])
             process_set._registered(process_set_id, world_rank)
         else:
+            process_set._lost = (f"process set {process_set_id} (ranks {process_set.ranks}) "
+                                 "lost all its ranks when the job re-formed without its failed "
+                                 "ranks; register a new set over live ranks")
             process_set.process_set_id = None
             del _registered_sets[process_set_id]
 
@@ -78,6 +84,8 @@ global_process_set.process_set_id = 0
 
 
 def _require_registered(process_set):
+    if process_set._lost is not None:
+        raise ValueError(process_set._lost)
     if process_set.process_set_id is None:
         raise ValueError(f"process set {process_set.ranks} is not registered (never added, or "
                          "removed); pass it to init(process_sets=[...]) or add_process_set()")

@@ -19,18 +19,21 @@ def possible():
     return common.in_place_requested() and _basics.survives_rank_failures()
 
 
-def recover(state, error):
-    """Returns the state to its last commit, re-forms the job from the live ranks and
-    makes every survivor hold the newest commit of any of them. Returns False when the
-    survivors must leave for a restart instead (too few of them, or the re-forming
-    failed); rank 0 then says why."""
+def recover(state, error, synced=True):
+    """Re-forms the job from the live ranks, returns the state to its last commit and
+    makes every survivor hold the newest commit of any of them (`synced`: whether this
+    generation's first sync() was done; if not, the ranks that keep a host's commits read
+    them, as that sync() would have). Returns False when the survivors must leave for a
+    restart instead (too few of them, or the re-forming failed); rank 0 then says why."""
     started = time.monotonic()
     size_before = size()
     for attempt in range(1, _ATTEMPTS + 1):
-        state.restore()
         try:
+            # Until this succeeds horde is not running here: nothing before it may need
+            # the job (size(), a collective, the sampler's partition).
             _basics.recover_in_place()
-            state._sync_in_place()
+            state.restore()
+            state._sync_in_place(read_host_commit=not synced)
             break
         except HordeInternalError as failure:
             # Another rank failed while the job re-formed or synced: again, without it.

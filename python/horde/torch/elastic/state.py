@@ -98,21 +98,25 @@ class State:
         if newest is None:
             self._start_without_commit()
             return
+        saved = self._saved
         if any(commit != newest for commit in held):
             holder = held.index(newest)
-            self._saved = broadcast_object(self._saved if rank() == holder else None, holder,
-                                           name="horde.elastic.newest_commit")
-        self._commit = newest._replace(generation=common.generation())
+            saved = broadcast_object(saved if rank() == holder else None, holder,
+                                     name="horde.elastic.newest_commit")
+        # Together: a sync that fails between the two must not leave a commit's contents
+        # under another commit's name for the next one.
+        self._saved, self._commit = saved, newest._replace(generation=common.generation())
         self._load(self._saved)
         self._keep()
         self._announce()
 
-    def _sync_in_place(self):
+    def _sync_in_place(self, read_host_commit=False):
         """sync() among the survivors of a lost rank, in the same processes: each holds
-        its last commit in memory, so none reads the job directory; this host's writer
-        may be another rank now."""
+        its last commit in memory, so none reads the job directory (unless
+        `read_host_commit`: the generation's first sync() did not end, so its ranks may
+        hold nothing yet); this host's writer may be another rank now."""
         self._writer = None
-        self._in_place = True
+        self._in_place = not read_host_commit
         try:
             self.sync()
         finally:
