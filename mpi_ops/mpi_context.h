@@ -68,8 +68,9 @@ class MpiContext {
   MPI_Comm cross_ = MPI_COMM_NULL;
   Topology topology_;
   bool threads_multiple_ = false;
-  std::vector<std::pair<const void*, FailureHook>> failure_hooks_;  // guarded by the contexts' lock
-  bool cut_off_ = false;  // guarded by the contexts' lock
+  // Guarded by the contexts' lock (mpi_context.cc).
+  std::vector<std::pair<const void*, FailureHook>> failure_hooks_;
+  bool cut_off_ = false;  // RevokeAll cut its communicators off
 };
 
 // Initializes MPI for the process if nobody has (asking for MPI_THREAD_MULTIPLE so user

@@ -54,7 +54,8 @@ say(f"after: {after.tolist()}")
     error = json.loads(errors[0])
     message = error["message"]
     assert 2 <= error["seconds"] < 10, error  # shutdown time 2 s, checked about once a second
-    assert "fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=2) on every rank: now on the ranks that did" in message, message
+    assert ("fail (HORDE_STALL_SHUTDOWN_TIME_SECONDS=2) on every rank: now on the ranks that did"
+            in message), message
     assert "\n  rank 1 has not submitted allreduce 'skipped.by.rank1' (waiting " in message, message
     assert "likely causes:" in message and "hvd.join()" in message, message
     # The coordinator logged the same text, once.
