@@ -38,8 +38,6 @@ class Coordinator {
   bool WantsRound(SteadyTime now) const;
 
   size_t pending() const { return table_.pending(); }
-  // Requests that ranks still owe to operations failed elsewhere.
-  size_t owed() const { return failed_.size(); }
   void set_fusion_threshold(int64_t bytes) { planner_ = FusionPlanner(bytes); }
 
  private:

@@ -9,7 +9,7 @@ namespace horde {
 void FailedNames::Failed(const Response& failed, const std::vector<int>& owing) {
   if (owing.empty() || failed.names.size() != 1) return;
   Instance instance;
-  instance.failed = std::make_shared<const Response>(failed);
+  instance.failed = failed;
   instance.owing = owing;
   instance.order = next_order_++;
   by_name_[failed.names[0]].push_back(std::move(instance));
@@ -25,7 +25,7 @@ std::optional<Response> FailedNames::Settle(const Request& request) {
   for (auto instance = instances.begin(); instance != instances.end(); ++instance) {
     auto owed = std::find(instance->owing.begin(), instance->owing.end(), request.rank);
     if (owed == instance->owing.end()) continue;
-    Response error = *instance->failed;
+    Response error = instance->failed;
     error.ranks = {request.rank};
     instance->owing.erase(owed);
     --debts_;

@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <deque>
-#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -14,7 +13,8 @@
 namespace horde {
 
 // The coordinator's memory of operations that failed before every rank had asked for
-// them (a stall shutdown, a name outrun by a new numbering epoch). Ranks pair the
+// them (a stall shutdown; a numbered name outrun by a new epoch needs none, since the
+// coordinator fails every later request for it the same way). Ranks pair the
 // submissions of a name by their order, so the k-th request for "grad.w" on one rank
 // and the k-th on another are one collective. When such an instance fails on the ranks
 // that had asked, the ranks that had not still owe their request for it: when it comes,
@@ -44,7 +44,7 @@ class FailedNames {
 
  private:
   struct Instance {
-    std::shared_ptr<const Response> failed;  // shared by the ranks that owe it
+    Response failed;
     std::vector<int> owing;
     uint64_t order = 0;  // when it failed, for forgetting the oldest first
   };
