@@ -85,10 +85,27 @@ class FlowNetwork {
 
 }  // namespace
 
+double AllreduceVolumeBound(const LinkMatrix& links) {
+  const int n = links.size();
+  if (n < 2) return HUGE_VAL;
+  double sent = 0, received = 0;
+  for (int v = 0; v < n; ++v) {
+    double out = 0, in = 0;
+    for (int u = 0; u < n; ++u) {
+      out += u == v ? 0 : links.Link(v, u);
+      in += u == v ? 0 : links.Link(u, v);
+    }
+    const double nic = links.Nic(v) > 0 ? links.Nic(v) : HUGE_VAL;
+    sent += std::min(out, nic);
+    received += std::min(in, nic);
+  }
+  return std::min(sent, received) / (2.0 * (n - 1));
+}
+
 double AllreduceRateBound(const LinkMatrix& links) {
   if (links.size() < 2) return HUGE_VAL;
   FlowNetwork network(links);
-  double bound = HUGE_VAL;
+  double bound = AllreduceVolumeBound(links);
   for (int v = 1; v < links.size(); ++v) {
     bound = std::min({bound, network.MaxFlow(0, v), network.MaxFlow(v, 0)});
   }

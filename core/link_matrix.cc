@@ -62,6 +62,26 @@ Status ParseRow(const Row& row, int r, std::vector<double>* out) {
   return Status::Ok();
 }
 
+// The `hosts` line: one distinct name per row.
+Status ParseHosts(const Row& hosts, size_t rows, LinkMatrix* matrix) {
+  if (hosts.tokens.size() != rows) {
+    return LineError(hosts.line, "hosts has " + std::to_string(hosts.tokens.size()) +
+                                     " names; expected " + std::to_string(rows) +
+                                     " (one per row, as many as the rows)");
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (hosts.tokens[i] == hosts.tokens[j]) {
+        return LineError(hosts.line, "host '" + hosts.tokens[i] + "' is named twice (rows " +
+                                         std::to_string(j) + " and " + std::to_string(i) +
+                                         "); expected one row per host");
+      }
+    }
+  }
+  matrix->set_hosts(hosts.tokens);
+  return Status::Ok();
+}
+
 std::string Number(double value) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.10g", value);
@@ -82,6 +102,7 @@ LinkMatrix LinkMatrix::Restricted(const std::vector<int>& ranks) const {
   out.latency_seconds_ = latency_seconds_;
   for (size_t i = 0; i < ranks.size(); ++i) {
     out.nic_[i] = Nic(ranks[i]);
+    if (!hosts_.empty()) out.hosts_.push_back(hosts_[ranks[i]]);
     for (size_t j = 0; j < ranks.size(); ++j) {
       out.SetLink(static_cast<int>(i), static_cast<int>(j), Link(ranks[i], ranks[j]));
     }
@@ -92,14 +113,17 @@ LinkMatrix LinkMatrix::Restricted(const std::vector<int>& ranks) const {
 Status LinkMatrix::Parse(const std::string& text, LinkMatrix* out) {
   std::istringstream in(text);
   std::vector<Row> rows;
-  Row nic, latency;
+  Row nic, latency, hosts;
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
     std::vector<std::string> tokens = Tokens(line);
     if (tokens.empty()) continue;
     const std::string keyword = tokens[0];
-    Row* keyed = keyword == "nic" ? &nic : keyword == "latency_us" ? &latency : nullptr;
+    Row* keyed = keyword == "nic"          ? &nic
+                 : keyword == "latency_us" ? &latency
+                 : keyword == "hosts"      ? &hosts
+                                           : nullptr;
     if (keyed == nullptr) {
       rows.push_back({number, std::move(tokens)});
       continue;
@@ -135,6 +159,7 @@ Status LinkMatrix::Parse(const std::string& text, LinkMatrix* out) {
       matrix.SetNic(static_cast<int>(r), GbitToBytes(gbit));
     }
   }
+  if (hosts.line != 0) HORDE_RETURN_IF_ERROR(ParseHosts(hosts, rows.size(), &matrix));
   if (latency.line != 0) {
     if (latency.tokens.size() != 1) {
       return LineError(latency.line, "latency_us has " + std::to_string(latency.tokens.size()) +
@@ -152,6 +177,11 @@ std::string LinkMatrix::Format() const {
   std::string text = "# horde link matrix: " + std::to_string(size_) +
                      " ranks; Gbit/s from each row's rank to each column's, 0: no link\n";
   text += "latency_us " + Number(latency_seconds_ * 1e6) + "\n";
+  if (!hosts_.empty()) {
+    text += "hosts";
+    for (const std::string& host : hosts_) text += " " + host;
+    text += "\n";
+  }
   bool any_nic = false;
   for (double nic : nic_) any_nic = any_nic || nic > 0;
   if (any_nic) {

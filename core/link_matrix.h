@@ -13,6 +13,8 @@ namespace horde {
 // The text form (Parse, Format), also read by test beds outside C++:
 //   # comments start with '#'; blank lines ignored
 //   latency_us 40            # optional, default 0
+//   hosts a b c d            # optional: the host of each row, which the job maps its
+//                            # ranks onto by host name (core/link_matrix_hosts.h)
 //   nic 10 10 10 10          # optional: per-rank NIC limit in Gbit/s, 0 = none
 //   -    2    0.25 0.25      # one row per rank: Gbit/s from this rank (row) to each
 //   2    -    0.25 0.25      # rank (column); '-' (or 0) on the diagonal; 0 off it: no link
@@ -34,12 +36,16 @@ class LinkMatrix {
   // a NIC its links share. 0: no limit beyond the links.
   double Nic(int rank) const { return nic_[rank]; }
   void SetNic(int rank, double bytes_per_second) { nic_[rank] = bytes_per_second; }
+  // The host each rank (row) stands for; empty when the text named none (rows are then
+  // the job's ranks in order).
+  const std::vector<std::string>& hosts() const { return hosts_; }
+  void set_hosts(std::vector<std::string> hosts) { hosts_ = std::move(hosts); }
   // Per message, on any link.
   double latency_seconds() const { return latency_seconds_; }
   void set_latency_seconds(double seconds) { latency_seconds_ = seconds; }
 
   // The matrix over `ranks` only (a process set's world ranks, each in [0, size())),
-  // renumbered 0..k-1 in that order.
+  // renumbered 0..k-1 in that order; host names follow their rows.
   LinkMatrix Restricted(const std::vector<int>& ranks) const;
 
   // Reads the text form into `out`; errors name the line and what was expected.
@@ -55,6 +61,7 @@ class LinkMatrix {
   int size_ = 0;
   std::vector<double> links_;  // size_ x size_, row `from`
   std::vector<double> nic_;
+  std::vector<std::string> hosts_;
   double latency_seconds_ = 0;
 };
 

@@ -1,38 +1,17 @@
 #include "mpi_ops/job_topology.h"
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
+#include <string>
 
 #include "core/logging.h"
-#include "core/rank_agreement.h"
+#include "core/shared_link_file.h"
+#include "mpi_ops/host_name.h"
 #include "mpi_ops/link_probe.h"
 #include "mpi_ops/mpi_transport.h"
 
 namespace horde {
 namespace mpi {
 namespace {
-
-Status ReadLinkFile(const std::string& path, int size, LinkMatrix* links) {
-  std::ifstream file(path);
-  if (!file) {
-    return Status::InvalidArgument("HORDE_TOPOLOGY: cannot read the link matrix file '" + path +
-                                   "' (expected auto, off, or a file written by horderun "
-                                   "--probe-topology)");
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  const Status parsed = LinkMatrix::Parse(text.str(), links);
-  if (!parsed.ok()) {
-    return Status::InvalidArgument("HORDE_TOPOLOGY: '" + path + "': " + parsed.message());
-  }
-  if (links->size() != size) {
-    return Status::InvalidArgument("HORDE_TOPOLOGY: '" + path + "' has links for " +
-                                   std::to_string(links->size()) + " ranks; this job has " +
-                                   std::to_string(size));
-  }
-  return Status::Ok();
-}
 
 // Whether `auto` measures: several hosts, each with one rank. Every rank decides the
 // same: the counts come from the world's node communicators.
@@ -68,8 +47,7 @@ Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& 
     }
   } else {
     MpiTransport transport(context);
-    HORDE_RETURN_IF_ERROR(AgreeAllSucceeded(
-        &transport, ReadLinkFile(config.topology, topology.size, &links), "topology planning"));
+    HORDE_RETURN_IF_ERROR(ReadSharedLinkFile(&transport, config.topology, HostName(), &links));
   }
   auto planned = std::make_shared<const TopologyPlan>(std::move(links));
   if (log) HORDE_LOG(kInfo) << "topology:\n" << planned->Describe();

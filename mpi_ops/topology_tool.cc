@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,7 +21,9 @@
 #include "core/collective_cost.h"
 #include "core/link_bounds.h"
 #include "core/topology_plan.h"
+#include "mpi_ops/host_name.h"
 #include "mpi_ops/link_probe.h"
+#include "mpi_ops/mpi_transport.h"
 
 namespace horde {
 namespace mpi {
@@ -48,12 +51,22 @@ int Probe(const std::vector<std::string>& args) {
   const auto start = std::chrono::steady_clock::now();
   if (status.ok()) status = LinkProbe(*context).Measure(&links);
   const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+  std::vector<std::string> hosts;
+  if (status.ok()) status = MpiTransport(context).GatherToCoordinator(HostName(), &hosts);
   if (!status.ok()) {
     std::cerr << "horde-topology: " << status.message() << "\n";
     return 1;
   }
   if (context->topology().rank != 0) return 0;
-  const std::string text = "# measured by horde-topology probe\n" + links.Format();
+  // Rows named by host, so that a job maps them by name whatever order its hosts come in;
+  // several ranks on one host have no row of their own to name.
+  std::string note;
+  if (std::set<std::string>(hosts.begin(), hosts.end()).size() == hosts.size()) {
+    links.set_hosts(hosts);
+  } else {
+    note = "# rows are ranks, in order: some host runs several ranks\n";
+  }
+  const std::string text = "# measured by horde-topology probe\n" + note + links.Format();
   if (output.empty()) {
     std::cout << text;
   } else {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace horde {
 namespace {
@@ -137,6 +138,29 @@ TEST(LinkMatrix, RestrictedRenumbersAProcessSetsRanksInItsOrder) {
   EXPECT_EQ(set.Link(1, 1), 0);
   EXPECT_EQ(set.Nic(0), m.Nic(3));
   EXPECT_EQ(set.Nic(2), 0);
+}
+
+TEST(LinkMatrix, AHostsLineNamesTheRowsAndSurvivesFormatAndRestricted) {
+  LinkMatrix m;
+  ASSERT_TRUE(LinkMatrix::Parse("hosts a b c  # by name\n- 1 2\n1 - 3\n2 3 -\n", &m).ok());
+  EXPECT_EQ(m.hosts(), (std::vector<std::string>{"a", "b", "c"}));
+  LinkMatrix back;
+  ASSERT_TRUE(LinkMatrix::Parse(m.Format(), &back).ok()) << m.Format();
+  EXPECT_EQ(back.hosts(), m.hosts());
+  EXPECT_EQ(m.Restricted({2, 0}).hosts(), (std::vector<std::string>{"c", "a"}));
+  ASSERT_TRUE(LinkMatrix::Parse("- 1\n1 -\n", &m).ok());
+  EXPECT_TRUE(m.hosts().empty());
+  EXPECT_EQ(m.Format().find("hosts"), std::string::npos);
+}
+
+TEST(LinkMatrix, AHostsLineNeedsOneDistinctNamePerRow) {
+  EXPECT_EQ(ErrorOf("hosts a\n- 1\n1 -\n"),
+            "link matrix line 1: hosts has 1 names; expected 2 (one per row, as many as the rows)");
+  EXPECT_EQ(ErrorOf("- 1\n1 -\nhosts a a\n"),
+            "link matrix line 3: host 'a' is named twice (rows 0 and 1); expected one row per "
+            "host");
+  EXPECT_EQ(ErrorOf("hosts a b\nhosts a b\n- 1\n1 -\n"),
+            "link matrix line 2: a second 'hosts' line (the first is line 1); expected one");
 }
 
 }  // namespace

@@ -6,12 +6,13 @@
 #      (bench/topologies/islands4.txt): the plan chooses trees, the large allreduces and
 #      broadcasts run on them (TREE_ALLREDUCE on the timeline), and every result is right
 #      (tests/launcher/topology_job.py) and the same on every rank;
-#   2. horderun --probe-topology writes the measured matrix, and HORDE_TOPOLOGY=FILE
-#      plans from it as auto did;
+#   2. horderun --probe-topology writes the measured matrix, naming its hosts, and
+#      HORDE_TOPOLOGY=FILE plans from it as auto did, with the hosts in reverse order;
 #   3. a switch, every pair at 1 Gbit/s and each NIC at 1 Gbit/s in total
 #      (bench/topologies/switch4.txt): measured (auto), the results are right whatever
 #      the plan; planned from the switch's own matrix (HORDE_TOPOLOGY=FILE), the ring is
-#      optimal and no collective runs on trees.
+#      optimal and no collective runs on trees; with a stale copy of that matrix on one
+#      host (each host's /dev/shm holds its own), init fails on every rank.
 # Needs root (skips, saying why, where namespaces cannot be made) and .venv. About a
 # minute; every job has a time limit.
 set -euo pipefail
@@ -33,7 +34,7 @@ trap 'rm -rf "$T"' EXIT
 ON_HOST0='
 set -e
 run() {
-  timeout 240 "$HORDERUN" -np 4 -H "$TESTBED_SLOTS" $TESTBED_SSH \
+  timeout 240 "$HORDERUN" -np 4 -H "${SLOTS:-$TESTBED_SLOTS}" $TESTBED_SSH \
     --network-interface "$TESTBED_IFACE" "$@"
 }
 HORDE_LOG_LEVEL=info HORDE_TIMELINE=$TESTBED_DIR/timeline.json run "$PYTHON" "$JOB" \
@@ -46,9 +47,22 @@ if [ -n "${PROBE:-}" ]; then
   links=$OUT_DIR/links.txt
 fi
 if [ -n "$links" ]; then
-  HORDE_TOPOLOGY=$links HORDE_TIMELINE=$TESTBED_DIR/timeline-file.json \
-    run "$PYTHON" "$JOB" >"$OUT_DIR/job-file.out" 2>&1 || { cat "$OUT_DIR/job-file.out"; exit 1; }
+  # The hosts in reverse order: a matrix that names its hosts maps onto them by name.
+  reversed=$(echo "$TESTBED_SLOTS" | tr , "\n" | tac | paste -sd,)
+  SLOTS=$reversed HORDE_TOPOLOGY=$links HORDE_TIMELINE=$TESTBED_DIR/timeline-file.json \
+    run "$PYTHON" "$JOB" >"$OUT_DIR/job-file.out" 2>&1 ||
+    { cat "$OUT_DIR/job-file.out"; exit 1; }
   cp "$TESTBED_DIR/timeline-file.json" "$OUT_DIR/"
+fi
+if [ -n "${FILE_MATRIX:-}" ]; then
+  # Each host its own copy (each host has a /dev/shm of its own), a stale one on host2:
+  # init must fail on every rank.
+  for host in ${TESTBED_HOSTS//,/ }; do cp "$links" "$TESTBED_DIR/../shm-$host/links.txt"; done
+  sed -i "\$ s/1/0.5/" "$TESTBED_DIR/../shm-host2/links.txt"  # its last row
+  if HORDE_TOPOLOGY=/dev/shm/links.txt run "$PYTHON" -c "import horde.torch as hvd; hvd.init()" \
+      >"$OUT_DIR/stale.out" 2>&1; then
+    cat "$OUT_DIR/stale.out"; echo "a stale copy of the matrix on host2 did not fail init"; exit 1
+  fi
 fi
 '
 
@@ -105,4 +119,9 @@ out=$(bed bench/topologies/switch4.txt "$T/switch" bench/topologies/switch4.txt 
 grep -E "topology|tree" "$T/switch/job.out" | sed 's/^/  /' | head -20
 check_job "$T/switch/job.out" "$T/switch/timeline.json" any || fail "switch, measured"
 check_job "$T/switch/job-file.out" "$T/switch/timeline-file.json" no || fail "switch, FILE"
+echo "== a stale copy of the matrix on one host: init fails on every rank"
+stale="the copies of the link matrix file '/dev/shm/links.txt' differ between hosts: rank 2 (on host2)"
+count=$(grep -c -F "$stale" "$T/switch/stale.out" || true)
+[ "$count" -ge 4 ] || { cat "$T/switch/stale.out"; fail "expected '$stale' from 4 ranks, found $count"; }
+grep -m1 -F "$stale" "$T/switch/stale.out" | sed 's/^/  /'
 echo "topology test passed"

@@ -8,6 +8,7 @@ of several hosts are measured in tests/launcher/topology_netns_test.sh.
 """
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -110,14 +111,21 @@ except Exception as e:  # noqa: BLE001 - the test reads the message
     ("three.txt", SLOW_LAST, "HORDE_TOPOLOGY: '{path}' has links for 3 ranks; this job has 2"),
     ("bad.txt", "- 1\n1 x\n", "HORDE_TOPOLOGY: '{path}': link matrix line 2: 'x' is not a "
                               "number of Gbit/s"),
+    ("elsewhere.txt", "hosts far1 far2\n- 1\n1 -\n",
+     "HORDE_TOPOLOGY: '{path}' names the hosts far1, far2; rank 0 runs on '{host}', which it "
+     "does not name"),
+    ("here.txt", "hosts {host}\n-\n",
+     "HORDE_TOPOLOGY: '{path}' describes one rank per host; ranks 0 and 1 both run on '{host}'"),
 ])
 def test_bad_link_files_fail_init_on_every_rank(run_python, tmp_path, name, text, expected):
-    path = write(tmp_path, name, text) if text is not None else str(tmp_path / name)
+    host = socket.gethostname()
+    path = write(tmp_path, name, text.format(host=host)) if text is not None else str(
+        tmp_path / name)
     out = run_python(INIT_FAILS, env={"HORDE_TOPOLOGY": path}, launcher=mpirun(2), timeout=60)
     results = results_by_rank(out)
     assert len(results) == 2, out
     for rank, message in results.items():
-        assert expected.format(path=path) in message, f"{rank}: {message}"
+        assert expected.format(path=path, host=host) in message, f"{rank}: {message}"
 
 
 A_RANK_DIES = """
