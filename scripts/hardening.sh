@@ -4,7 +4,7 @@
 #               AddressSanitizer + UndefinedBehaviorSanitizer, every report fatal
 #   build/tsan  the multi-rank MPI tests (2 and 4 ranks) under ThreadSanitizer
 #   build/fuzz  the wire codec and launcher parsers fuzzers (clang + libFuzzer), each for
-#               HORDE_FUZZ_SECONDS (60)
+#               HORDE_FUZZ_SECONDS (20)
 #   the soak test: 10,000 training steps on 2 ranks with the installed package
 #               (${PYTHON:-.venv/bin/python}; scripts/install.sh first)
 # Usage: scripts/hardening.sh [asan] [tsan] [fuzz] [soak]   (no argument: all four)
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan tsan fuzz soak)
 suppressions=$PWD/tests/sanitizers
-fuzz_seconds=${HORDE_FUZZ_SECONDS:-60}
+fuzz_seconds=${HORDE_FUZZ_SECONDS:-20}
 
 # quietly LOG COMMAND...: runs the command with its output in LOG, shown only if it fails.
 quietly() {

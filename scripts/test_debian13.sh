@@ -4,11 +4,11 @@
 # debootstrap and the packages of `scripts/install.sh --print-packages trixie` (reused
 # while that list is unchanged). In it, with the checkout's files copied to /horde:
 # scripts/run_example.sh (the README's install and example, as a Debian 13 user runs
-# them), ctest, pytest on 1, 2 and 4 ranks, the Horovod compatibility and chaos suites,
+# them), ctest, pytest on 1 and 2 ranks, the Horovod compatibility and chaos suites,
 # the examples, the C++ example built against the installed package, the launcher's
 # tests (horderun's PRRTE command, --check-build), the elastic tests (in-place recovery
-# included: this Open MPI has ULFM), in-place recovery across two hosts (network
-# namespaces: tests/launcher/elastic_in_place_netns_test.sh) and the elastic recovery bench.
+# included: this Open MPI has ULFM) and in-place recovery across two hosts (network
+# namespaces: tests/launcher/elastic_in_place_netns_test.sh).
 # Not here (Debian 12 only, scripts/test.sh): the other two-host network namespace tests
 # and scripts/hardening.sh. Needs root; scripts/test.sh runs it.
 #   scripts/test_debian13.sh            the lane
@@ -34,7 +34,9 @@ if [ "${1:-}" = "--inside" ]; then
 
   step "C++ tests (ctest)"
   ctest --test-dir build/python --output-on-failure --timeout 300
-  for np in 1 2 4; do
+  # 1 rank (where the tests that start jobs of their own run) and 2; the 4-rank pass,
+  # the same code on more ranks, runs on Debian 12 (scripts/test.sh).
+  for np in 1 2; do
     step "Python tests on $np rank(s)"
     timeout 900 scripts/mpirun.sh -np "$np" \
       .venv/bin/python -m pytest tests/python -q -p no:cacheprovider --color=no
@@ -44,12 +46,10 @@ if [ "${1:-}" = "--inside" ]; then
     timeout 600 scripts/mpirun.sh -np "$np" \
       .venv/bin/python -m pytest tests/compat -q -p no:cacheprovider --color=no
   done
-  for np in 2 4; do
-    step "chaos: training through delayed, raising and restarting ranks on $np ranks"
-    HORDE_STALL_CHECK_TIME_SECONDS=2 HORDE_STALL_SHUTDOWN_TIME_SECONDS=1 HORDE_LOG_LEVEL=error \
-      timeout 300 scripts/mpirun.sh -np "$np" -x HORDE_STALL_CHECK_TIME_SECONDS \
-      -x HORDE_STALL_SHUTDOWN_TIME_SECONDS -x HORDE_LOG_LEVEL .venv/bin/python tests/chaos/chaos_training.py
-  done
+  step "chaos: training through delayed, raising and restarting ranks on 4 ranks"
+  HORDE_STALL_CHECK_TIME_SECONDS=2 HORDE_STALL_SHUTDOWN_TIME_SECONDS=1 HORDE_LOG_LEVEL=error \
+    timeout 300 scripts/mpirun.sh -np 4 -x HORDE_STALL_CHECK_TIME_SECONDS \
+    -x HORDE_STALL_SHUTDOWN_TIME_SECONDS -x HORDE_LOG_LEVEL .venv/bin/python tests/chaos/chaos_training.py
   step "examples on 2 ranks"
   tests/examples/run_examples.sh
   step "C++ example: built against the installed package (find_package), on 2 ranks"
@@ -68,8 +68,6 @@ if [ "${1:-}" = "--inside" ]; then
   step "elastic across two hosts (network namespaces, ssh): a rank and a whole host lost, in place"
   # The lane runs as root in a mount namespace of its own: the test hosts must come up.
   HORDE_NETNS_REQUIRED=1 timeout 300 tests/launcher/elastic_in_place_netns_test.sh
-  step "bench: a SIGKILLed rank, restart against in place (bench/elastic_cost.py)"
-  timeout 600 .venv/bin/python bench/elastic_cost.py --recovery-only
   step "passed"
   exit 0
 fi
