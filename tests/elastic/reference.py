@@ -10,6 +10,8 @@ generation's size (and so on), with every rank's gradient averaged.
 """
 
 import math
+import re
+import sys
 
 import torch
 
@@ -50,6 +52,30 @@ def replay(generations, epochs, commit_every):
             optimizer.load_state_dict(saved["optimizer"])
             state = saved["state"]
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).tolist()
+
+
+# A rank's last line in elastic_train.py: its rank, the job's size and its weights.
+FINAL = re.compile(r"^final rank=(\d+) size=(\d+) weights=(\S+)")
+
+
+def check_final_weights(lines, size, plan, epochs, commit_every):
+    """Exits with what is wrong unless `lines` hold a final line from each of `size`
+    ranks, all with one set of weights, equal to replay(plan); returns the largest
+    relative difference."""
+    finals = [m.groups() for m in filter(None, map(FINAL.match, lines))]
+    if sorted(int(rank) for rank, _, _ in finals) != list(range(size)) or \
+            {int(got) for _, got, _ in finals} != {size}:
+        sys.exit(f"expected a final line from each of {size} ranks, got "
+                 f"{[(rank, got) for rank, got, _ in finals]}")
+    if len({weights for _, _, weights in finals}) != 1:
+        sys.exit("the ranks ended with different weights")
+    weights = [float(w) for w in finals[0][2].split(",")]
+    expected = replay(plan, epochs=epochs, commit_every=commit_every)
+    error = max(abs(w - e) / max(abs(e), 1e-12) for w, e in zip(weights, expected))
+    if len(weights) != len(expected) or error > 1e-9:
+        sys.exit(f"final weights {weights} differ from the reference replay {expected} "
+                 f"of {plan}")
+    return error
 
 
 def _generation(model, optimizer, data, state, size, stop, epochs, commit_every):

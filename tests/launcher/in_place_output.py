@@ -20,11 +20,10 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "elastic"))
-from reference import replay  # noqa: E402
+from reference import check_final_weights  # noqa: E402
 
 START = re.compile(r"^start rank=(\d+) size=(\d+) gen=(\d+) commit=(\d+) .* pid=(\d+)$")
 STEP = re.compile(r"^step rank=\d+ size=(\d+) gen=\d+ ")
-FINAL = re.compile(r"^final rank=(\d+) size=(\d+) weights=(\S+)")
 
 
 def stamped_lines(path):
@@ -72,19 +71,8 @@ def main():
         if len(commits) != 1:
             sys.exit(f"size {size}: the survivors resumed from different commits: {resumed}")
         plan.append((before, commits.pop()))
-    finals = [m.groups() for m in filter(None, (FINAL.match(line) for _, line in lines))]
-    if sorted(int(rank) for rank, _, _ in finals) != list(range(last_size)) or \
-            {int(size) for _, size, _ in finals} != {last_size}:
-        sys.exit(f"expected a final line from each of {last_size} ranks, got "
-                 f"{[(rank, size) for rank, size, _ in finals]}")
-    if len({weights for _, _, weights in finals}) != 1:
-        sys.exit("the ranks ended with different weights")
-    weights = [float(w) for w in finals[0][2].split(",")]
-    expected = replay(plan, epochs=int(epochs), commit_every=int(commit_every))
-    error = max(abs(w - e) / max(abs(e), 1e-12) for w, e in zip(weights, expected))
-    if len(weights) != len(expected) or error > 1e-9:
-        sys.exit(f"final weights {weights} differ from the reference replay {expected} "
-                 f"of {plan}")
+    error = check_final_weights([line for _, line in lines], last_size, plan, int(epochs),
+                                int(commit_every))
     resumed_at = next((stamp for stamp, line in lines
                        if stamp >= killed_at and (m := STEP.match(line))
                        and int(m.group(1)) < first_size), None)
