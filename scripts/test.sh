@@ -7,6 +7,21 @@ cd "$(dirname "$0")/.."
 # Each stage's heading carries the seconds since the suite started, so a slow CI run
 # shows where its time went.
 stage() { printf '== [%ds] %s\n' "$SECONDS" "$*"; }
+# Processes of the suite that outlived their stage (a rank, a launcher, busy-polling MPI)
+# would take a core from every later stage: orphans started here, named, then ended.
+end_leftovers() {
+  local pid found=()
+  for pid in $(ps -eo pid=,ppid= | awk '$2 == 1 {print $1}'); do
+    if [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$PWD" ] &&
+        grep -qE '^(python|mpirun|orterun|prterun|orted|prted|horderun|horde)' "/proc/$pid/comm" 2>/dev/null; then
+      found+=("$pid")
+    fi
+  done
+  [ ${#found[@]} -gt 0 ] || return 0
+  echo "processes left behind by the stages above, ended now:"
+  ps -o pid,etime,pcpu,args -p "$(IFS=,; echo "${found[*]}")" || true
+  kill -KILL "${found[@]}" 2>/dev/null || true
+}
 # The install's CMake tree (build/python) also builds the C++ tests.
 stage "install: packages, build, the package into .venv (scripts/install.sh)"
 HORDE_BUILD_TESTS=ON scripts/install.sh
@@ -69,12 +84,14 @@ timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --co
 stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
 timeout 600 tests/launcher/elastic_netns_test.sh
 
+end_leftovers
 stage "hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
 scripts/hardening.sh
 
 # The other stacks, each in a Debian root of its own under build/lanes/ (made on the
 # first run, reused while its package list is unchanged; both need root and Debian's
 # mirror). The Debian 12 suite above has run first, so a failure there shows first.
+end_leftovers
 stage "Debian 13 lane: PyTorch 2.6, Open MPI 5, Python 3.13 (scripts/test_debian13.sh)"
 timeout --foreground 2700 scripts/test_debian13.sh
 stage "MPICH lane: MPICH 4.0 with PyTorch 1.13, jobs started by horderun (scripts/test_mpich.sh)"
