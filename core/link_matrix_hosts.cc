@@ -2,16 +2,9 @@
 
 #include <algorithm>
 
+#include "core/joined_words.h"
+
 namespace horde {
-namespace {
-
-std::string Joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
-}  // namespace
 
 Status MatchLinkMatrixToRanks(const LinkMatrix& file, const std::vector<std::string>& rank_hosts,
                               LinkMatrix* out) {
@@ -31,8 +24,8 @@ Status MatchLinkMatrixToRanks(const LinkMatrix& file, const std::vector<std::str
     const auto found = std::find(names.begin(), names.end(), rank_hosts[r]);
     if (found == names.end()) {
       return Status::InvalidArgument(
-          "names the hosts " + Joined(names) + "; rank " + std::to_string(r) + " runs on '" +
-          rank_hosts[r] +
+          "names the hosts " + JoinedWords(names, ", ") + "; rank " + std::to_string(r) +
+          " runs on '" + rank_hosts[r] +
           "', which it does not name (a matrix of other hosts: probe this job's "
           "with horderun --probe-topology)");
     }

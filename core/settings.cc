@@ -1,6 +1,7 @@
 #include "core/settings.h"
 
 #include "core/config.h"
+#include "core/joined_words.h"
 
 namespace horde {
 namespace {
@@ -118,12 +119,6 @@ std::vector<Setting> MakeSettings() {
   };
 }
 
-std::string Joined(const std::vector<std::string>& words, const std::string& separator) {
-  std::string text;
-  for (const std::string& word : words) text += (text.empty() ? "" : separator) + word;
-  return text;
-}
-
 }  // namespace
 
 const std::vector<Setting>& Settings() {
@@ -153,9 +148,9 @@ std::string ExpectedForm(const Setting& setting) {
     case SettingForm::kSwitch: return "1 (on) or 0 (off)";
     case SettingForm::kChoice: {
       const std::string note = setting.choices_note;
-      return Joined(setting.choices, " or ") + (note.empty() ? "" : " (" + note + ")");
+      return JoinedWords(setting.choices, " or ") + (note.empty() ? "" : " (" + note + ")");
     }
-    case SettingForm::kLogLevel: return "one of " + Joined(LogLevelNames(), ", ");
+    case SettingForm::kLogLevel: return "one of " + JoinedWords(LogLevelNames(), ", ");
     case SettingForm::kFileName: return "";
   }
   return "";
