@@ -1,33 +1,43 @@
 #!/usr/bin/env bash
-# Allreduce over uneven links: for each topology (a link matrix of bench/topologies/),
-# builds the hosts with scripts/link_testbed.sh and runs bench/topology_allreduce.py on
-# them, one rank a host, through horderun over ssh, twice: HORDE_TOPOLOGY=off (horde as
-# MPI_Allreduce plus its overhead) and HORDE_TOPOLOGY=auto (spanning trees over the
-# measured links, where horde's plan predicts them faster). One table per topology:
+# Allreduce over uneven links and real fabrics. For each topology, builds the hosts and
+# runs bench/topology_allreduce.py on them through horderun over ssh, one job per
+# contender, on the same bed:
+#   - a link matrix of bench/topologies/ (direct wires between hosts, one rank a host):
+#     scripts/link_testbed.sh;
+#   - a fabric of bench/fabrics/ (hosts behind switches: NICs and rack uplinks shaped
+#     both ways, one or several ranks a host): scripts/fabric_testbed.sh.
+# The jobs: HORDE_TOPOLOGY=auto (horde's default: the probe, then trees where its plan
+# predicts them faster), HORDE_TOPOLOGY=FILE with the bed's own matrix (the plan from
+# the true links; skipped with several ranks a host), HORDE_TOPOLOGY=off (horde on
+# MPI_Allreduce), and, with Open MPI, one job for each of its tuned allreduce algorithms
+# (recursive doubling, ring, segmented ring, Rabenseifner: --mca
+# coll_tuned_allreduce_algorithm 3, 4, 5, 6), the algorithms a user can choose with one
+# flag. Every job times raw MPI_Allreduce too: the default job's is "MPI default", the
+# forced jobs' the algorithms. One table per topology:
 #
-#   | size | MPI_Allreduce ms | horde off ms | horde trees ms | trees vs MPI | bound ms |
+#   | size | MPI default | best MPI (which) | horde off | horde auto | horde file
+#   | auto vs best MPI | bound |
 #
-# MPI_Allreduce is the better of the two jobs' figures (the setting does not touch it);
-# "trees vs MPI" is horde trees / MPI_Allreduce (below 1: faster). "bound" is what
-# `horde-topology plan MATRIX MIB...` (installed next to horderun) prints as its lower
-# bound, in lines "bound_ms SIZE_BYTES MS" or "size_bytes SIZE_BYTES ... bound_ms MS ...";
-# '-' where the tool is missing or names no such size.
+# all in ms; "auto vs best MPI" is horde auto / the best MPI figure (below 1: faster).
+# "bound" is what `horde-topology plan MATRIX MIB...` (installed next to horderun) prints
+# as its lower bound for the bed's matrix (with a fabric: its NICs and uplinks; ranks of
+# one host reduce over memory, so the matrix is the hosts'); '-' where it is missing.
 #
-# Usage: bench/topology.sh [--quick] [--results DIR] [--training] [TOPOLOGY...]
-#   TOPOLOGY: a name in bench/topologies/ (islands4) or a matrix file; by default
-#     homogeneous4 islands4 islands4_crossed slow_host4 homogeneous6 islands6 fragmented6
-#   --quick: 1 and 16 MiB only, and the 4-host topologies only (about 3 minutes)
-#   --results DIR: keep each job's JSON and output there (TOPOLOGY.off.json, .off.log,
-#     TOPOLOGY.auto.json, .auto.log)
+# Usage: bench/topology.sh [--quick] [--sizes MIB,...] [--results DIR] [--training]
+#                          [TOPOLOGY...]
+#   TOPOLOGY: a name in bench/topologies/ or bench/fabrics/ (islands4, racks2x2), or a
+#     file; by default the link matrices homogeneous4 islands4 islands4_crossed slow_host4
+#     homogeneous6 islands6 fragmented6 and every fabric of bench/fabrics/
+#   --quick: 16 MiB only, and the 4-host link matrices and the fabrics (about 12 minutes)
+#   --sizes: the sizes in MiB (default 1,4,16,64)
+#   --results DIR: keep each job's JSON and output there (TOPOLOGY.JOB.json, .log)
 #   --training: instead, training steps (bench/training.py --topology --quick: resnet18
 #     on 32x32 synthetic images, batch 4 per rank, so that on 2 cores shared by all the
 #     hosts the gradients' 45 MB are a visible part of a step) on each topology (default
 #     islands4): plain, horde with HORDE_TOPOLOGY=off, horde with trees (auto) and DDP
 #     over gloo (about 3 minutes per topology)
-# The full run takes about 16 minutes on 2 cores (slow_host4 alone 5.5): sizes 1, 4, 16
-# and 64 MiB, best of 3.
 # Timings, not tests: run it on an otherwise idle machine (it prints how busy the cores
-# were). Needs root (the test bed skips without it), .venv (scripts/install.sh) and
+# were). Needs root (the test beds skip without it), .venv (scripts/install.sh) and
 # CMake to build bench/native's libraries into build/bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,10 +47,12 @@ horderun=$ROOT/.venv/bin/horderun
 planner=$ROOT/.venv/bin/horde-topology
 
 usage() {
-  echo "usage: bench/topology.sh [--quick] [--results DIR] [TOPOLOGY...]" >&2
+  echo "usage: bench/topology.sh [--quick] [--sizes MIB,...] [--results DIR] [--training]" \
+    "[TOPOLOGY...]" >&2
   exit 2
 }
 quick=0
+sizes=""
 training=0
 keep=""
 topologies=()
@@ -48,6 +60,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
     --results) [ $# -ge 2 ] || usage; keep=$2; shift ;;
+    --sizes) [ $# -ge 2 ] || usage; sizes=$2; shift ;;
     --training) training=1 ;;
     -*) usage ;;
     *) topologies+=("$1") ;;
@@ -59,9 +72,12 @@ if [ ${#topologies[@]} -eq 0 ] && [ "$training" -eq 1 ]; then
 elif [ ${#topologies[@]} -eq 0 ]; then
   topologies=(homogeneous4 islands4 islands4_crossed slow_host4)
   [ "$quick" -eq 1 ] || topologies+=(homogeneous6 islands6 fragmented6)
+  for fabric in bench/fabrics/*.txt; do topologies+=("$(basename "$fabric" .txt)"); done
 fi
-sizes=1,4,16,64
-[ "$quick" -eq 0 ] || sizes=1,16
+if [ -z "$sizes" ]; then
+  sizes=1,4,16,64
+  [ "$quick" -eq 0 ] || sizes=16
+fi
 if [[ ! -x $horderun ]]; then
   echo "bench/topology.sh: no .venv here; run scripts/install.sh first" >&2
   exit 2
@@ -70,6 +86,7 @@ matrices=()
 for topology in "${topologies[@]}"; do
   matrix=$topology
   [ -f "$matrix" ] || matrix=bench/topologies/$topology.txt
+  [ -f "$matrix" ] || matrix=bench/fabrics/$topology.txt
   [ -f "$matrix" ] || { echo "bench/topology.sh: no topology '$topology'" >&2; exit 2; }
   matrices+=("$matrix")
 done
@@ -92,20 +109,45 @@ echo "bench/topology.sh: $(nproc) cores, $(busy_cores) busy before the start"
 
 results=$(mktemp -d /tmp/horde-topology-bench.XXXXXX)
 trap 'rm -rf "$results"' EXIT
-# What runs on host0 of each bed: the two jobs, each within 900 s, their output kept in
-# a log that is printed if they fail.
+# The bed that a topology file is for: a fabric names its NICs, a link matrix has rows.
+bed_of() {  # bed_of FILE
+  if grep -qE '^[[:space:]]*racks[[:space:]]' "$1" && ! grep -qE '^[[:space:]]*[-0-9.]' "$1"; then
+    echo scripts/fabric_testbed.sh
+  else
+    echo scripts/link_testbed.sh
+  fi
+}
+# Open MPI's tuned allreduce algorithms that a user can force, by number.
+declare -A ALGORITHMS=([3]="recursive doubling" [4]=ring [5]="segmented ring" [6]=Rabenseifner)
+algorithms=""
+if command -v ompi_info >/dev/null; then algorithms="${!ALGORITHMS[*]}"; fi
+
+# What runs on the first host of each bed: the jobs, each within 600 s, their output kept
+# in a log that is printed if they fail. A job is "auto", "off", "file" or "mpiK".
 cat >"$results/jobs.sh" <<'SH'
 set -uo pipefail
 read -ra ssh_args <<<"$TESTBED_SSH"
 IFS=, read -ra hosts <<<"$TESTBED_HOSTS"
+ranks=0
+for slot in ${TESTBED_SLOTS//,/ }; do ranks=$((ranks + ${slot##*:})); done
+cp "$TESTBED_MATRIX" "$BENCH_OUT.matrix"
+jobs=(auto off)
+[ "$ranks" -ne "${#hosts[@]}" ] || jobs+=(file)
+for k in $BENCH_ALGORITHMS; do jobs+=("mpi$k"); done
 code=0
-for setting in off auto; do
-  if ! HORDE_TOPOLOGY=$setting timeout 900 "$BENCH_HORDERUN" -np "${#hosts[@]}" \
-      -H "$TESTBED_SLOTS" "${ssh_args[@]}" --network-interface "$TESTBED_IFACE" \
+for job in "${jobs[@]}"; do
+  setting=$job mpi_args=()
+  case $job in
+    file) setting=$TESTBED_MATRIX ;;
+    mpi*) setting=off
+          mpi_args=(--mpi-args "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm ${job#mpi}") ;;
+  esac
+  if ! HORDE_TOPOLOGY=$setting timeout 600 "$BENCH_HORDERUN" -np "$ranks" \
+      -H "$TESTBED_SLOTS" "${ssh_args[@]}" --network-interface "$TESTBED_IFACE" "${mpi_args[@]}" \
       "$BENCH_PYTHON" bench/topology_allreduce.py --sizes-mib "$BENCH_SIZES" \
-      --json "$BENCH_OUT.$setting.json" >"$BENCH_OUT.$setting.log" 2>&1; then
-    echo "the job with HORDE_TOPOLOGY=$setting failed or ran past 900 s:"
-    cat "$BENCH_OUT.$setting.log"
+      --json "$BENCH_OUT.$job.json" >"$BENCH_OUT.$job.log" 2>&1; then
+    echo "the $job job failed or ran past 600 s:"
+    cat "$BENCH_OUT.$job.log"
     code=1
   fi
 done
@@ -131,7 +173,7 @@ if [ "$training" -eq 1 ]; then
     echo
     echo "== training on $(basename "${topologies[$index]}" .txt): ${matrices[$index]}"
     BENCH_HORDERUN=$horderun BENCH_PYTHON=$python \
-      scripts/link_testbed.sh -q "${matrices[$index]}" -- bash "$results/training.sh" ||
+      "$(bed_of "${matrices[$index]}")" -q "${matrices[$index]}" -- bash "$results/training.sh" ||
       { echo "bench/topology.sh: the training job failed" >&2; exit 1; }
   done
   exit 0
@@ -145,54 +187,16 @@ for index in "${!topologies[@]}"; do
   echo "== $name: $matrix"
   start=$SECONDS
   if ! BENCH_HORDERUN=$horderun BENCH_PYTHON=$python BENCH_SIZES=$sizes \
-      BENCH_OUT=$results/$name scripts/link_testbed.sh "$matrix" -- bash "$results/jobs.sh"; then
+      BENCH_ALGORITHMS=$algorithms BENCH_OUT=$results/$name \
+      "$(bed_of "$matrix")" "$matrix" -- bash "$results/jobs.sh"; then
     failed+=("$name")
   fi
   plan=$results/$name.plan
-  if [ -x "$planner" ]; then "$planner" plan "$matrix" ${sizes//,/ } >"$plan" 2>&1 || true; fi
-  "$python" - "$results/$name" "$plan" <<'PY'
-import json
-import os
-import sys
-
-out, plan = sys.argv[1:3]
-runs = {}
-for setting in ("off", "auto"):
-    if os.path.exists(f"{out}.{setting}.json"):
-        with open(f"{out}.{setting}.json") as f:
-            runs[setting] = {row["bytes"]: row for row in json.load(f)["rows"]}
-bounds = {}
-if os.path.exists(plan):
-    with open(plan) as f:
-        for line in f:
-            # "bound_ms SIZE_BYTES MS", or "size_bytes B ... bound_ms MS ..."
-            words = line.split()
-            if len(words) == 3 and words[0] == "bound_ms":
-                bounds[int(words[1])] = float(words[2])
-            elif "size_bytes" in words[:-1] and "bound_ms" in words[:-1]:
-                bounds[int(words[words.index("size_bytes") + 1])] = float(
-                    words[words.index("bound_ms") + 1])
-if not runs:
-    print("no results")
-    sys.exit()
-
-
-def ms(value):
-    return "-" if value is None else f"{value:.1f}"
-
-
-print("| size | MPI_Allreduce ms | horde off ms | horde trees ms | trees vs MPI | bound ms |")
-print("| ---: | ---: | ---: | ---: | ---: | ---: |")
-for size in sorted({b for rows in runs.values() for b in rows}):
-    rows = [run[size] for run in runs.values() if size in run]
-    mpi = min(row["mpi_ms"] for row in rows)
-    off = runs.get("off", {}).get(size, {}).get("horde_ms")
-    trees = runs.get("auto", {}).get(size, {}).get("horde_ms")
-    ratio = "-" if trees is None else f"{trees / mpi:.2f}"
-    print(f"| {size / (1 << 20):g} MiB | {ms(mpi)} | {ms(off)} | {ms(trees)} | {ratio} "
-          f"| {ms(bounds.get(size))} |")
-PY
-  [ -z "$keep" ] || { mkdir -p "$keep"; cp "$results/$name".*.json "$results/$name".*.log "$keep"/ 2>/dev/null || true; }
+  if [ -x "$planner" ] && [ -f "$results/$name.matrix" ]; then
+    "$planner" plan "$results/$name.matrix" ${sizes//,/ } >"$plan" 2>&1 || true
+  fi
+  "$python" bench/topology_table.py "$results/$name" "$plan"
+  [ -z "$keep" ] || { mkdir -p "$keep"; cp "$results/$name".* "$keep"/ 2>/dev/null || true; }
   echo "($name: $((SECONDS - start)) s)"
 done
 echo

@@ -7,19 +7,43 @@
 namespace horde {
 namespace {
 
-// Seconds of one message of `bytes` from `from` to `to`, each end using one link each
-// way, so that its NIC is all the link's (k = 1 in the header's model).
-double MessageSeconds(const LinkMatrix& links, int from, int to, double bytes) {
-  double bandwidth = links.Link(from, to);
-  if (links.Nic(from) > 0) bandwidth = std::min(bandwidth, links.Nic(from));
-  if (links.Nic(to) > 0) bandwidth = std::min(bandwidth, links.Nic(to));
-  if (bandwidth <= 0) return HUGE_VAL;
-  return links.latency_seconds() + bytes / bandwidth;
+struct Message {
+  int from, to;
+  double bytes;
+};
+
+// Seconds of a step whose messages all run at once: each message uses one link each
+// way, so that its NIC is all the link's (k = 1 in the header's model), and the messages
+// that leave (or enter) a rack share its uplink evenly.
+double StepSeconds(const LinkMatrix& links, const std::vector<Message>& messages) {
+  std::vector<int> leaving(links.racks(), 0), entering(links.racks(), 0);
+  for (const Message& m : messages) {
+    if (links.racks() == 0 || links.Rack(m.from) == links.Rack(m.to)) continue;
+    ++leaving[links.Rack(m.from)];
+    ++entering[links.Rack(m.to)];
+  }
+  double seconds = 0;
+  for (const Message& m : messages) {
+    double bandwidth = links.Link(m.from, m.to);
+    for (int end : {m.from, m.to}) {
+      if (links.Nic(end) > 0) bandwidth = std::min(bandwidth, links.Nic(end));
+    }
+    if (links.racks() > 0 && links.Rack(m.from) != links.Rack(m.to)) {
+      bandwidth = std::min({bandwidth,
+                            links.Uplink(links.Rack(m.from)) / leaving[links.Rack(m.from)],
+                            links.Uplink(links.Rack(m.to)) / entering[links.Rack(m.to)]});
+    }
+    if (bandwidth <= 0) return HUGE_VAL;
+    seconds = std::max(seconds, links.latency_seconds() + m.bytes / bandwidth);
+  }
+  return seconds;
 }
 
-// Both ways at once, as long as the slower.
-double ExchangeSeconds(const LinkMatrix& links, int a, int b, double bytes) {
-  return std::max(MessageSeconds(links, a, b, bytes), MessageSeconds(links, b, a, bytes));
+// Every rank sends `bytes` to the next, at once.
+double RingStepSeconds(const LinkMatrix& links, double bytes) {
+  std::vector<Message> messages;
+  for (int r = 0; r < links.size(); ++r) messages.push_back({r, (r + 1) % links.size(), bytes});
+  return StepSeconds(links, messages);
 }
 
 // The slowest tree's pipeline: its share in chunks, each chunk taking one stage per link
@@ -48,10 +72,7 @@ double SlowestTree(const LinkMatrix& links, const std::vector<SpanningTree>& tre
 double RingAllreduceSeconds(const LinkMatrix& links, int64_t bytes) {
   const int n = links.size();
   if (n < 2) return 0;
-  const double piece = static_cast<double>(bytes) / n;
-  double step = 0;
-  for (int r = 0; r < n; ++r) step = std::max(step, MessageSeconds(links, r, (r + 1) % n, piece));
-  return 2 * (n - 1) * step;
+  return 2 * (n - 1) * RingStepSeconds(links, static_cast<double>(bytes) / n);
 }
 
 double RecursiveDoublingAllreduceSeconds(const LinkMatrix& links, int64_t bytes) {
@@ -60,10 +81,10 @@ double RecursiveDoublingAllreduceSeconds(const LinkMatrix& links, int64_t bytes)
   int p = 1;
   while (2 * p <= n) p *= 2;
   const int extra = n - p;
-  double fold = 0, unfold = 0;
+  std::vector<Message> fold, unfold;
   for (int i = 0; i < extra; ++i) {
-    fold = std::max(fold, MessageSeconds(links, 2 * i, 2 * i + 1, static_cast<double>(bytes)));
-    unfold = std::max(unfold, MessageSeconds(links, 2 * i + 1, 2 * i, static_cast<double>(bytes)));
+    fold.push_back({2 * i, 2 * i + 1, static_cast<double>(bytes)});
+    unfold.push_back({2 * i + 1, 2 * i, static_cast<double>(bytes)});
   }
   // The ranks left after folding: the odd ones of the folded pairs, then the rest.
   auto rank_of = [extra](int j) { return j < extra ? 2 * j + 1 : j + extra; };
@@ -71,14 +92,12 @@ double RecursiveDoublingAllreduceSeconds(const LinkMatrix& links, int64_t bytes)
   double piece = static_cast<double>(bytes);
   for (int mask = 1; mask < p; mask *= 2) {
     piece /= 2;
-    double step = 0;
-    for (int j = 0; j < p; ++j) {
-      step = std::max(step, ExchangeSeconds(links, rank_of(j), rank_of(j ^ mask), piece));
-    }
-    halving += step;
+    std::vector<Message> exchange;
+    for (int j = 0; j < p; ++j) exchange.push_back({rank_of(j), rank_of(j ^ mask), piece});
+    halving += StepSeconds(links, exchange);
   }
   // The allgather's doubling steps mirror the halving ones, pair for pair.
-  return fold + 2 * halving + unfold;
+  return StepSeconds(links, fold) + 2 * halving + StepSeconds(links, unfold);
 }
 
 double TreesAllreduceSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,
@@ -98,12 +117,11 @@ double BinomialSeconds(const LinkMatrix& links, int root, Bytes bytes) {
   int top = 1;
   while (top < n) top *= 2;
   for (int mask = top / 2; mask >= 1; mask /= 2) {
-    double step = 0;
+    std::vector<Message> step;
     for (int from = 0; from + mask < n; from += 2 * mask) {
-      step = std::max(step, MessageSeconds(links, (from + root) % n, (from + mask + root) % n,
-                                           bytes(from, mask)));
+      step.push_back({(from + root) % n, (from + mask + root) % n, bytes(from, mask)});
     }
-    seconds += step;
+    seconds += StepSeconds(links, step);
   }
   return seconds;
 }
@@ -123,9 +141,7 @@ double ScatterAllgatherBroadcastSeconds(const LinkMatrix& links, int64_t bytes, 
     return (std::min(from + 2 * mask, n) - (from + mask)) * piece;
   });
   // The ring allgather: n - 1 steps of one piece to the next rank.
-  double step = 0;
-  for (int i = 0; i < n; ++i) step = std::max(step, MessageSeconds(links, i, (i + 1) % n, piece));
-  return scatter + (n - 1) * step;
+  return scatter + (n - 1) * RingStepSeconds(links, piece);
 }
 
 double TreesBroadcastSeconds(const LinkMatrix& links, const std::vector<SpanningTree>& trees,

@@ -13,8 +13,9 @@ namespace horde {
 // a link costs the matrix's latency plus bytes / bandwidth, where a link's usable
 // bandwidth, when each end uses k links at once, is min(Link, Nic(end) / k) over both
 // ends: k is 1 in ring, recursive doubling and binomial steps (one send and one receive
-// per rank), and the trees' rates already share the NICs. A step of parallel messages
-// lasts as long as its slowest. A rank pair without a link makes an algorithm that needs
+// per rank), and the trees' rates already share the NICs; the messages of a step that
+// leave (or enter) a rack share its uplink evenly. A step of parallel messages lasts as
+// long as its slowest. A rank pair without a link makes an algorithm that needs
 // it take +infinity; one rank takes 0.
 
 // Ring allreduce in rank order 0 -> 1 -> ... -> n-1 -> 0: 2(n-1) steps of bytes/n.

@@ -8,21 +8,41 @@ namespace horde {
 namespace {
 
 // Maximum flows over `links`, each rank v split into an in node 2v and an out node 2v+1
-// joined by its NIC (unlimited without one): a cut may pass through a rank's NIC.
+// joined by its NIC (unlimited without one): a cut may pass through a rank's NIC. With
+// racks, traffic between two racks leaves through one rack's uplink and enters through
+// the other's (each a pair of nodes joined by the uplink's rate, one pair per direction),
+// and the links between ranks of different racks are not used.
 class FlowNetwork {
  public:
-  explicit FlowNetwork(const LinkMatrix& links) : nodes_(2 * links.size()) {
+  explicit FlowNetwork(const LinkMatrix& links) : nodes_(2 * links.size() + 4 * links.racks()) {
     const int n = links.size();
     double total = 0;
     for (int u = 0; u < n; ++u) {
       for (int v = 0; v < n; ++v) total += u == v ? 0 : links.Link(u, v);
     }
+    // A flow never exceeds all the links together: that is "unlimited".
+    const double unlimited = total + 1;
     capacity_.assign(static_cast<size_t>(nodes_) * nodes_, 0.0);
+    // Rack k's nodes: leaving (2n + 4k -> +1), entering (2n + 4k + 2 -> +3).
+    auto leaving = [n](int rack) { return 2 * n + 4 * rack; };
+    auto entering = [n](int rack) { return 2 * n + 4 * rack + 2; };
+    for (int k = 0; k < links.racks(); ++k) {
+      at(capacity_, leaving(k), leaving(k) + 1) = links.Uplink(k);
+      at(capacity_, entering(k), entering(k) + 1) = links.Uplink(k);
+      for (int other = 0; other < links.racks(); ++other) {
+        if (other != k) at(capacity_, leaving(k) + 1, entering(other)) = unlimited;
+      }
+    }
     for (int u = 0; u < n; ++u) {
-      // A flow never exceeds all the links together: that is "unlimited".
-      at(capacity_, 2 * u, 2 * u + 1) = links.Nic(u) > 0 ? links.Nic(u) : total + 1;
+      at(capacity_, 2 * u, 2 * u + 1) = links.Nic(u) > 0 ? links.Nic(u) : unlimited;
+      if (links.racks() > 0) {
+        at(capacity_, 2 * u + 1, leaving(links.Rack(u))) = unlimited;
+        at(capacity_, entering(links.Rack(u)) + 1, 2 * u) = unlimited;
+      }
       for (int v = 0; v < n; ++v) {
-        if (u != v) at(capacity_, 2 * u + 1, 2 * v) = links.Link(u, v);
+        if (u != v && links.Rack(u) == links.Rack(v)) {
+          at(capacity_, 2 * u + 1, 2 * v) = links.Link(u, v);
+        }
       }
     }
     tolerance_ = 1e-12 * (total + 1);

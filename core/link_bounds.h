@@ -8,7 +8,7 @@ namespace horde {
 // benchmarks and in TopologyPlan::Describe(): what no algorithm can beat over `links`.
 // The cuts are exact at any size, by maximum flows (Dinic's algorithm) over the ranks split
 // into NIC-in and NIC-out nodes, so that a NIC is a node capacity: the most a rank sends,
-// and receives, in all. One rank: +infinity (nothing to send); ranks the links do not
+// and receives, in all; a rack's uplink is a node capacity each way. One rank: +infinity (nothing to send); ranks the links do not
 // connect: 0.
 
 // Allreduce, the least of two bounds. The cut: across every bipartition (A, B) each side
@@ -24,6 +24,7 @@ namespace horde {
 // ranks, which takes at least 2(n-1) one-way transfers of it (the gossip bound), so the
 // ranks together send, and receive, at least 2(n-1) times the tensor, at most as fast as
 // all their NICs (or links) allow. On a switch of equal NICs B: nB / (2(n-1)), a ring's.
+// With racks, the cut around a rack gives its uplink: the whole tensor passes it each way.
 double AllreduceRateBound(const LinkMatrix& links);
 // The volume term alone.
 double AllreduceVolumeBound(const LinkMatrix& links);

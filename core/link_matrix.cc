@@ -1,5 +1,6 @@
 #include "core/link_matrix.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -82,6 +83,46 @@ Status ParseHosts(const Row& hosts, size_t rows, LinkMatrix* matrix) {
   return Status::Ok();
 }
 
+// The `racks` line (a rack number per row) and the `uplink` line (Gbit/s per rack).
+Status ParseRacks(const Row& racks, const Row& uplink, size_t rows, LinkMatrix* matrix) {
+  if (racks.line == 0 || uplink.line == 0) {
+    const bool has_racks = racks.line != 0;
+    return LineError(has_racks ? racks.line : uplink.line,
+                     has_racks ? "racks without an 'uplink' line; expected both or neither"
+                               : "uplink without a 'racks' line; expected both or neither");
+  }
+  if (racks.tokens.size() != rows) {
+    return LineError(racks.line, "racks has " + std::to_string(racks.tokens.size()) +
+                                     " values; expected " + std::to_string(rows) +
+                                     " (one rack number per row)");
+  }
+  std::vector<int> rack(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    const std::string& token = racks.tokens[r];
+    auto [ptr, error] = std::from_chars(token.data(), token.data() + token.size(), rack[r]);
+    if (error != std::errc() || ptr != token.data() + token.size() || rack[r] < 0 ||
+        rack[r] >= static_cast<int>(rows)) {
+      return LineError(racks.line, "'" + token + "' is not a rack number; expected 0 to " +
+                                       std::to_string(rows - 1));
+    }
+  }
+  const size_t count = static_cast<size_t>(*std::max_element(rack.begin(), rack.end())) + 1;
+  if (uplink.tokens.size() != count) {
+    return LineError(uplink.line, "uplink has " + std::to_string(uplink.tokens.size()) +
+                                      " values; expected " + std::to_string(count) +
+                                      " (one per rack, racks 0 to " + std::to_string(count - 1) +
+                                      ")");
+  }
+  std::vector<double> rates(count);
+  for (size_t k = 0; k < count; ++k) {
+    HORDE_RETURN_IF_ERROR(ParseNumber(uplink.tokens[k], uplink.line, "Gbit/s", &rates[k]));
+    if (rates[k] <= 0) return LineError(uplink.line, "an uplink of 0; expected Gbit/s above 0");
+    rates[k] = GbitToBytes(rates[k]);
+  }
+  matrix->SetRacks(std::move(rack), std::move(rates));
+  return Status::Ok();
+}
+
 std::string Number(double value) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.10g", value);
@@ -97,12 +138,19 @@ void LinkMatrix::SetLink(int from, int to, double bytes_per_second) {
   links_[Index(from, to)] = bytes_per_second;
 }
 
+void LinkMatrix::SetRacks(std::vector<int> rack, std::vector<double> uplink) {
+  rack_ = std::move(rack);
+  uplink_ = std::move(uplink);
+}
+
 LinkMatrix LinkMatrix::Restricted(const std::vector<int>& ranks) const {
   LinkMatrix out(static_cast<int>(ranks.size()));
   out.latency_seconds_ = latency_seconds_;
+  out.uplink_ = uplink_;
   for (size_t i = 0; i < ranks.size(); ++i) {
     out.nic_[i] = Nic(ranks[i]);
     if (!hosts_.empty()) out.hosts_.push_back(hosts_[ranks[i]]);
+    if (!rack_.empty()) out.rack_.push_back(rack_[ranks[i]]);
     for (size_t j = 0; j < ranks.size(); ++j) {
       out.SetLink(static_cast<int>(i), static_cast<int>(j), Link(ranks[i], ranks[j]));
     }
@@ -113,7 +161,7 @@ LinkMatrix LinkMatrix::Restricted(const std::vector<int>& ranks) const {
 Status LinkMatrix::Parse(const std::string& text, LinkMatrix* out) {
   std::istringstream in(text);
   std::vector<Row> rows;
-  Row nic, latency, hosts;
+  Row nic, latency, hosts, racks, uplink;
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
@@ -123,6 +171,8 @@ Status LinkMatrix::Parse(const std::string& text, LinkMatrix* out) {
     Row* keyed = keyword == "nic"          ? &nic
                  : keyword == "latency_us" ? &latency
                  : keyword == "hosts"      ? &hosts
+                 : keyword == "racks"      ? &racks
+                 : keyword == "uplink"     ? &uplink
                                            : nullptr;
     if (keyed == nullptr) {
       rows.push_back({number, std::move(tokens)});
@@ -160,6 +210,9 @@ Status LinkMatrix::Parse(const std::string& text, LinkMatrix* out) {
     }
   }
   if (hosts.line != 0) HORDE_RETURN_IF_ERROR(ParseHosts(hosts, rows.size(), &matrix));
+  if (racks.line != 0 || uplink.line != 0) {
+    HORDE_RETURN_IF_ERROR(ParseRacks(racks, uplink, rows.size(), &matrix));
+  }
   if (latency.line != 0) {
     if (latency.tokens.size() != 1) {
       return LineError(latency.line, "latency_us has " + std::to_string(latency.tokens.size()) +
@@ -187,6 +240,13 @@ std::string LinkMatrix::Format() const {
   if (any_nic) {
     text += "# the most each rank sends (and receives) over all its links at once\nnic";
     for (double nic : nic_) text += " " + Number(BytesToGbit(nic));
+    text += "\n";
+  }
+  if (!uplink_.empty()) {
+    text += "# each rank's rack, and each rack's uplink (Gbit/s each way)\nracks";
+    for (int rack : rack_) text += " " + std::to_string(rack);
+    text += "\nuplink";
+    for (double rate : uplink_) text += " " + Number(BytesToGbit(rate));
     text += "\n";
   }
   for (int r = 0; r < size_; ++r) {

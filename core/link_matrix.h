@@ -16,6 +16,9 @@ namespace horde {
 //   hosts a b c d            # optional: the host of each row, which the job maps its
 //                            # ranks onto by host name (core/link_matrix_hosts.h)
 //   nic 10 10 10 10          # optional: per-rank NIC limit in Gbit/s, 0 = none
+//   racks 0 0 1 1            # optional: the rack of each row, numbered from 0; racks
+//   uplink 0.5 0.5           # reach each other only through their uplinks (Gbit/s per
+//                            # rack, each way), which all flows between racks share
 //   -    2    0.25 0.25      # one row per rank: Gbit/s from this rank (row) to each
 //   2    -    0.25 0.25      # rank (column); '-' (or 0) on the diagonal; 0 off it: no link
 //   0.25 0.25 -    2
@@ -36,6 +39,14 @@ class LinkMatrix {
   // a NIC its links share. 0: no limit beyond the links.
   double Nic(int rank) const { return nic_[rank]; }
   void SetNic(int rank, double bytes_per_second) { nic_[rank] = bytes_per_second; }
+  // Racks: 0 when the matrix names none (no shared uplinks); else every rank's rack is
+  // in [0, racks()), and traffic between two racks passes both racks' uplinks, each of
+  // Uplink(rack) bytes per second in each direction.
+  int racks() const { return static_cast<int>(uplink_.size()); }
+  int Rack(int rank) const { return rack_.empty() ? 0 : rack_[rank]; }
+  double Uplink(int rack) const { return uplink_[rack]; }
+  // `rack` has one entry per rank, `uplink` one per rack (both empty: no racks).
+  void SetRacks(std::vector<int> rack, std::vector<double> uplink);
   // The host each rank (row) stands for; empty when the text named none (rows are then
   // the job's ranks in order).
   const std::vector<std::string>& hosts() const { return hosts_; }
@@ -62,6 +73,8 @@ class LinkMatrix {
   std::vector<double> links_;  // size_ x size_, row `from`
   std::vector<double> nic_;
   std::vector<std::string> hosts_;
+  std::vector<int> rack_;
+  std::vector<double> uplink_;
   double latency_seconds_ = 0;
 };
 

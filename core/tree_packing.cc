@@ -38,15 +38,17 @@ std::vector<T> DescendingBy(std::vector<T> items, Key key) {
 }
 
 // The packing's resources: each link {u < v} (both directions), then each NIC-limited
-// rank, with their capacities.
+// rank, then each rack's uplink, with their capacities. A tree edge between two racks
+// passes both racks' uplinks, each way.
 struct Resources {
   int n = 0;
-  std::vector<int> edge_of;  // n x n: the resource of link {u,v}, -1: none
-  std::vector<int> nic_of;   // per rank: its NIC's resource, -1: no limit
+  std::vector<int> edge_of;    // n x n: the resource of link {u,v}, -1: none
+  std::vector<int> nic_of;     // per rank: its NIC's resource, -1: no limit
+  std::vector<int> uplink_of;  // per rank: its rack's uplink resource, -1: no racks
   std::vector<double> capacity;
 
   explicit Resources(const LinkMatrix& links)
-      : n(links.size()), edge_of(static_cast<size_t>(n) * n, -1), nic_of(n, -1) {
+      : n(links.size()), edge_of(static_cast<size_t>(n) * n, -1), nic_of(n, -1), uplink_of(n, -1) {
     for (int u = 0; u < n; ++u) {
       for (int v = u + 1; v < n; ++v) {
         const double c = std::min(links.Link(u, v), links.Link(v, u));
@@ -60,9 +62,13 @@ struct Resources {
       nic_of[v] = static_cast<int>(capacity.size());
       capacity.push_back(links.Nic(v));
     }
+    const int first_uplink = static_cast<int>(capacity.size());
+    for (int rack = 0; rack < links.racks(); ++rack) capacity.push_back(links.Uplink(rack));
+    for (int v = 0; v < n && links.racks() > 0; ++v) uplink_of[v] = first_uplink + links.Rack(v);
   }
 
   int Edge(int u, int v) const { return edge_of[u * n + v]; }
+  bool CrossesRacks(int u, int v) const { return uplink_of[u] != uplink_of[v]; }
 
   // What a tree uses of the resources it uses: (resource, count), ascending.
   std::vector<std::pair<int, int>> Usage(const std::vector<int>& parent) const {
@@ -72,6 +78,7 @@ struct Resources {
       ++usage[Edge(v, parent[v])];
       for (int end : {v, parent[v]}) {
         if (nic_of[end] >= 0) ++usage[nic_of[end]];
+        if (CrossesRacks(v, parent[v])) ++usage[uplink_of[end]];
       }
     }
     return {usage.begin(), usage.end()};
@@ -79,9 +86,10 @@ struct Resources {
 
   // Prim's minimum spanning tree from rank 0 under the resources' lengths: a link weighs
   // its length plus its NIC-limited ends' (a tree's cost at a NIC is its degree there
-  // times the NIC's length). The lower rank joins first on a tie, and a rank's parent is
-  // the latest-joined of its equally light neighbours: equal links make paths, not the
-  // stars that load one rank's links with every tree. {} when not all ranks connect.
+  // times the NIC's length), plus both racks' uplinks when it joins two racks. The lower rank joins
+  // first on a tie, and a rank's parent is the latest-joined of its equally light neighbours: equal
+  // links make paths, not the stars that load one rank's links with every tree. {} when not all
+  // ranks connect.
   std::vector<int> MinimumSpanningTree(const std::vector<double>& length) const {
     std::vector<double> nic_length(n, 0.0), key(n, HUGE_VAL);
     for (int v = 0; v < n; ++v) {
@@ -100,7 +108,8 @@ struct Resources {
       const int* edges = &edge_of[static_cast<size_t>(u) * n];
       for (int v = 0; v < n; ++v) {
         if (in_tree[v] || edges[v] < 0) continue;
-        const double w = length[edges[v]] + nic_length[u] + nic_length[v];
+        double w = length[edges[v]] + nic_length[u] + nic_length[v];
+        if (CrossesRacks(u, v)) w += length[uplink_of[u]] + length[uplink_of[v]];
         if (w <= key[v]) {
           key[v] = w;
           parent[v] = u;

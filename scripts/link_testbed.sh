@@ -163,25 +163,15 @@ done
 # --- the links: HTB on each host's hnet0. Classes (minor ids in hex): 1:1 the nic, 1:2
 # other traffic, 1:1xx the destination xx (host index in hex) under 1:1. A destination
 # class's guaranteed rate is its share of the nic (so that the nic's limit holds) and
-# its ceiling the link's rate. Bursts of 1 ms at the class's rate (at least 16 kB) keep
-# the rates accurate when the shaper runs a little late, as on a busy machine (with tc's
-# default of a few kB, 2 Gbit/s links ran 5% slow). Each destination class queues up to
-# 1,000 packets (the veth's txqueuelen), so TCP sees no drops; shallow queues (64 kB)
-# dropped packets and left an Open MPI job stalled.
-htb_class() {  # htb_class NS PARENT CLASSID RATE_KBIT CEIL_KBIT
-  local burst
-  burst=$(awk -v r="$5" 'BEGIN { b = r * 1000 / 8 / 1000; printf "%d", b < 16000 ? 16000 : b }')
-  tc -n "$1" class add dev hnet0 parent "$2" classid "$3" htb rate "$4kbit" ceil "$5kbit" \
-    burst "$burst" cburst "$burst" quantum 60000
-}
+# its ceiling the link's rate (netns_htb_class says how its bursts and queues are sized).
 UNLIMITED_KBIT=$(kbit 100)   # for "no nic limit", and for the other traffic
 for ((i = 0; i < N; i++)); do
   ns=${NS[host$i]}
   nic=$(kbit "${NIC[i]}")
   [ "$nic" -gt 0 ] || nic=$UNLIMITED_KBIT
   tc -n "$ns" qdisc add dev hnet0 root handle 1: htb default 2
-  htb_class "$ns" 1: 1:1 "$nic" "$nic"
-  htb_class "$ns" 1: 1:2 "$UNLIMITED_KBIT" "$UNLIMITED_KBIT"
+  netns_htb_class "$ns" hnet0 1: 1:1 "$nic" "$nic"
+  netns_htb_class "$ns" hnet0 1: 1:2 "$UNLIMITED_KBIT" "$UNLIMITED_KBIT"
   for ((j = 0; j < N; j++)); do
     [ "$j" -ne "$i" ] || continue
     rate=$(kbit "${RATE[$i,$j]}")
@@ -192,7 +182,7 @@ for ((i = 0; i < N; i++)); do
     share=$((nic / (N - 1)))
     [ "$share" -lt "$rate" ] || share=$rate
     class=1:$(printf '%x' $((0x100 + j)))
-    htb_class "$ns" 1:1 "$class" "$share" "$rate"
+    netns_htb_class "$ns" hnet0 1:1 "$class" "$share" "$rate"
     tc -n "$ns" filter add dev hnet0 parent 1: protocol ip prio 1 u32 \
       match ip dst "${ADDRESS[host$j]}/32" flowid "$class"
   done

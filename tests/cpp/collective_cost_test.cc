@@ -43,6 +43,15 @@ TEST(CollectiveCost, RingTakesTwoNMinusOneStepsOfItsSlowestLink) {
   EXPECT_EQ(RingAllreduceSeconds(Uniform(1), kS), 0);
 }
 
+TEST(CollectiveCost, RingStepsShareTheUplinksTheyCross) {
+  // Two racks of two, NICs B, uplinks B/2. In rack order one ring edge leaves each rack:
+  // S/4 at B/2 a step; crossed (0 1 0 1) all four do, two per uplink: S/4 at B/4.
+  const LinkMatrix in_order = Racks({0, 0, 1, 1}, 8e-9 * kB, 4e-9 * kB);
+  EXPECT_NEAR(RingAllreduceSeconds(in_order, kS), 6 * (kS / 4 / (kB / 2)), 1e-12);
+  const LinkMatrix crossed = Racks({0, 1, 0, 1}, 8e-9 * kB, 4e-9 * kB);
+  EXPECT_NEAR(RingAllreduceSeconds(crossed, kS), 6 * (kS / 4 / (kB / 4)), 1e-12);
+}
+
 TEST(CollectiveCost, RecursiveDoublingHalvesThenDoubles) {
   // Four ranks: S/2 then S/4 each way, and back.
   EXPECT_NEAR(RecursiveDoublingAllreduceSeconds(Uniform(4, 1e-5), kS),

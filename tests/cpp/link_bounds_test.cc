@@ -95,6 +95,15 @@ TEST(LinkBounds, AllreduceMatchesEveryBipartitionEnumerated) {
   }
 }
 
+TEST(LinkBounds, ARacksUplinkCarriesTheWholeTensorEachWay) {
+  // Two racks of two, NICs 1 Gbit/s: uplinks of 0.5 bound it; of 2, the NICs' volume
+  // (4 B / 6); three racks (2, 2, 1) at 0.4: the lone host's rack, 0.4.
+  EXPECT_NEAR(AllreduceRateBound(Racks({0, 0, 1, 1}, 1, 0.5)), GbitToBytes(0.5), 1);
+  EXPECT_NEAR(AllreduceRateBound(Racks({0, 1, 0, 1}, 1, 0.5)), GbitToBytes(0.5), 1);
+  EXPECT_NEAR(AllreduceRateBound(Racks({0, 0, 1, 1}, 1, 2)), GbitToBytes(1) * 4 / 6, 1);
+  EXPECT_NEAR(AllreduceRateBound(Racks({0, 1, 2, 0, 1}, 1, 0.4)), GbitToBytes(0.4), 1);
+}
+
 TEST(LinkBounds, OneRankIsUnboundedAndDisconnectedRanksAreZero) {
   EXPECT_EQ(AllreduceRateBound(Complete(1, 1)), HUGE_VAL);
   EXPECT_EQ(BroadcastRateBound(Complete(1, 1), 0), HUGE_VAL);

@@ -1,6 +1,7 @@
 // Link matrices the planner's tests share: a switch, islands, a slow host, a DGX-1.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "core/link_matrix.h"
@@ -29,6 +30,15 @@ inline LinkMatrix Islands(const std::vector<int>& island, double fast, double sl
       if (u != v) m.SetLink(u, v, GbitToBytes(island[u] == island[v] ? fast : slow));
     }
   }
+  return m;
+}
+
+// Hosts behind switches: every pair at the NIC rate `nic_gbit`, each rank's NIC at it,
+// rank r in rack rack[r], and every rack's uplink at `uplink_gbit`.
+inline LinkMatrix Racks(const std::vector<int>& rack, double nic_gbit, double uplink_gbit) {
+  LinkMatrix m = Complete(static_cast<int>(rack.size()), nic_gbit, nic_gbit);
+  const int racks = 1 + *std::max_element(rack.begin(), rack.end());
+  m.SetRacks(rack, std::vector<double>(racks, GbitToBytes(uplink_gbit)));
   return m;
 }
 

@@ -163,5 +163,44 @@ TEST(LinkMatrix, AHostsLineNeedsOneDistinctNamePerRow) {
             "link matrix line 2: a second 'hosts' line (the first is line 1); expected one");
 }
 
+TEST(LinkMatrix, RacksAndUplinksSurviveFormatAndRestricted) {
+  LinkMatrix m;
+  ASSERT_TRUE(LinkMatrix::Parse("racks 0 1 0\nuplink 0.5 2\n- 1 1\n1 - 1\n1 1 -\n", &m).ok());
+  ASSERT_EQ(m.racks(), 2);
+  EXPECT_EQ(m.Rack(0), 0);
+  EXPECT_EQ(m.Rack(1), 1);
+  EXPECT_EQ(m.Rack(2), 0);
+  EXPECT_DOUBLE_EQ(m.Uplink(0), GbitToBytes(0.5));
+  EXPECT_DOUBLE_EQ(m.Uplink(1), GbitToBytes(2));
+  LinkMatrix back;
+  ASSERT_TRUE(LinkMatrix::Parse(m.Format(), &back).ok()) << m.Format();
+  EXPECT_EQ(back.racks(), 2);
+  EXPECT_EQ(back.Rack(1), 1);
+  EXPECT_DOUBLE_EQ(back.Uplink(0), m.Uplink(0));
+  const LinkMatrix set = m.Restricted({1, 2});
+  EXPECT_EQ(set.racks(), 2);
+  EXPECT_EQ(set.Rack(0), 1);
+  EXPECT_EQ(set.Rack(1), 0);
+  ASSERT_TRUE(LinkMatrix::Parse("- 1\n1 -\n", &m).ok());
+  EXPECT_EQ(m.racks(), 0);
+  EXPECT_EQ(m.Rack(1), 0);
+  EXPECT_EQ(m.Format().find("racks"), std::string::npos);
+}
+
+TEST(LinkMatrix, RacksNeedUplinksAndOneRackNumberPerRow) {
+  EXPECT_EQ(ErrorOf("racks 0 1\n- 1\n1 -\n"),
+            "link matrix line 1: racks without an 'uplink' line; expected both or neither");
+  EXPECT_EQ(ErrorOf("uplink 1\n- 1\n1 -\n"),
+            "link matrix line 1: uplink without a 'racks' line; expected both or neither");
+  EXPECT_EQ(ErrorOf("racks 0\nuplink 1\n- 1\n1 -\n"),
+            "link matrix line 1: racks has 1 values; expected 2 (one rack number per row)");
+  EXPECT_EQ(ErrorOf("racks 0 x\nuplink 1\n- 1\n1 -\n"),
+            "link matrix line 1: 'x' is not a rack number; expected 0 to 1");
+  EXPECT_EQ(ErrorOf("racks 0 1\nuplink 1\n- 1\n1 -\n"),
+            "link matrix line 2: uplink has 1 values; expected 2 (one per rack, racks 0 to 1)");
+  EXPECT_EQ(ErrorOf("racks 0 1\nuplink 1 0\n- 1\n1 -\n"),
+            "link matrix line 2: an uplink of 0; expected Gbit/s above 0");
+}
+
 }  // namespace
 }  // namespace horde

@@ -82,6 +82,25 @@ TEST(TreePacking, IslandsReachTheCutBetweenThem) {
   }
 }
 
+TEST(TreePacking, RacksReachTheirUplinksAndCrossThemOncePerTree) {
+  // Two racks of two hosts, NICs 1 Gbit/s, uplinks 0.5: the cut around a rack is its
+  // uplink, and trees that cross it once each carry it all, whichever the rank order.
+  for (const std::vector<int>& rack : {std::vector<int>{0, 0, 1, 1}, {0, 1, 0, 1}}) {
+    const LinkMatrix links = Racks(rack, 1, 0.5);
+    EXPECT_NEAR(AllreduceRateBound(links), GbitToBytes(0.5), 1);
+    EXPECT_GE(Packed(links), 0.95 * GbitToBytes(0.5));
+    for (const SpanningTree& tree : PackSpanningTrees(links)) {
+      int crossing = 0;
+      for (int v = 0; v < 4; ++v) {
+        crossing += tree.parent[v] >= 0 && rack[v] != rack[tree.parent[v]];
+      }
+      EXPECT_EQ(crossing, 1);
+    }
+  }
+  // Uplinks as fast as the NICs bind nothing: the switch's bound.
+  EXPECT_NEAR(Packed(Racks({0, 0, 1, 1}, 1, 1)), GbitToBytes(1) * 2 / 3, 1e3);
+}
+
 TEST(TreePacking, ALoneSlowHostIsALeafOfEveryTree) {
   // Rank 2's three links at 1 Gbit/s bound everything: 3 Gbit/s.
   const LinkMatrix four = SlowHost(4, 10, 2);
