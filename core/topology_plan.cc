@@ -38,6 +38,7 @@ std::string TreeLine(size_t index, const SpanningTree& tree) {
 
 TopologyPlan::TopologyPlan(LinkMatrix links, TopologyPlanOptions options)
     : links_(std::move(links)), options_(options) {
+  links_.set_latency_seconds(std::max(links_.latency_seconds(), options_.min_latency_seconds));
   trees_ = PackSpanningTrees(links_, options_.max_trees);
 }
 
@@ -45,7 +46,8 @@ bool TopologyPlan::TreesForAllreduce(int64_t bytes, int element_size) const {
   if (trees_.empty()) return false;
   const double others = std::min(RingAllreduceSeconds(links_, bytes),
                                  RecursiveDoublingAllreduceSeconds(links_, bytes));
-  return TreesAllreduceSeconds(links_, trees_, bytes, element_size) * options_.margin < others;
+  return TreesAllreduceSeconds(links_, trees_, bytes, element_size) * options_.allreduce_margin <
+         others;
 }
 
 bool TopologyPlan::TreesForBroadcast(int64_t bytes, int element_size, int root) const {
@@ -53,7 +55,7 @@ bool TopologyPlan::TreesForBroadcast(int64_t bytes, int element_size, int root) 
   const double trees = TreesBroadcastSeconds(links_, TreesRootedAt(root), bytes, element_size);
   const double mpi = std::min(BinomialBroadcastSeconds(links_, bytes, root),
                               ScatterAllgatherBroadcastSeconds(links_, bytes, root));
-  return trees * options_.margin < mpi;
+  return trees * options_.broadcast_margin < mpi;
 }
 
 std::vector<SpanningTree> TopologyPlan::TreesRootedAt(int root) const {

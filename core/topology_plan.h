@@ -11,9 +11,18 @@ namespace horde {
 
 struct TopologyPlanOptions {
   int max_trees = 4;
-  // Trees must be predicted this many times faster than the alternative to be used: the
-  // model is rough, and a ring or MPI's own algorithm is the safer default.
-  double margin = 1.25;
+  // Allreduce runs on the trees when they are predicted at least this many times as fast
+  // as the better of ring and recursive doubling: below 1, trees that tie the ring (a
+  // switch, where both reach the NICs' bound) are used too. MPI's default for large
+  // tensors is often neither (Open MPI 4.1 on 4 hosts behind a switch: 1.5x slower than
+  // its own ring), and trees planned from the true links ran as fast as that ring.
+  double allreduce_margin = 0.95;
+  // Broadcast runs on the trees when they are predicted this many times faster than
+  // MPI's binomial and scatter-allgather broadcasts, whose default is a good one.
+  double broadcast_margin = 1.25;
+  // Every message costs at least this much (MPI's own work per message), whatever the
+  // matrix's latency: small tensors stay on MPI even when a matrix says 0.
+  double min_latency_seconds = 20e-6;
 };
 
 // Whether to run a collective over packed spanning trees (core/tree_packing.h) or leave
@@ -24,15 +33,16 @@ class TopologyPlan {
  public:
   // No links known: never trees.
   TopologyPlan() = default;
-  // Packs the trees, once.
+  // Packs the trees, once. The plan's matrix has at least the options' latency.
   explicit TopologyPlan(LinkMatrix links, TopologyPlanOptions options = {});
 
   const LinkMatrix& links() const { return links_; }
   const std::vector<SpanningTree>& trees() const { return trees_; }
 
-  // Trees predicted faster, by the margin, than the better of ring and recursive doubling.
+  // Trees predicted as fast, by allreduce_margin, as the better of ring and recursive
+  // doubling.
   bool TreesForAllreduce(int64_t bytes, int element_size) const;
-  // The trees rooted at `root` (same edges and rates) predicted faster, by the margin,
+  // The trees rooted at `root` (same edges and rates) predicted faster, by broadcast_margin,
   // than the better of MPI's binomial and scatter-allgather broadcasts.
   bool TreesForBroadcast(int64_t bytes, int element_size, int root) const;
   // For broadcast: the trees with the same edges and rates, each rooted at `root`.

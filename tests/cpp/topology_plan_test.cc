@@ -35,19 +35,37 @@ TEST(TopologyPlan, OneRankOrDisconnectedRanksNeverTrees) {
             "topology plan: 4 ranks, no trees (the links do not connect every rank)\n");
 }
 
-TEST(TopologyPlan, ASwitchKeepsTheRing) {
-  // Every rank behind one NIC of B on a switch: the ring is optimal, the trees at best
-  // as fast before their pipeline's fill.
+TEST(TopologyPlan, ASwitchUsesTreesThatTieTheRingForLargeTensorsOnly) {
+  // Every rank behind one NIC of B on a switch: the ring is optimal, and trees that carry
+  // each NIC's share as fast tie it (MPI's default may not be its ring: trees are kept);
+  // small tensors, where the trees' fill costs more, stay on MPI.
   for (int n : {4, 6}) {
-    LinkMatrix links = Complete(n, 10, 10);
+    LinkMatrix links = Complete(n, 1, 1);
     links.set_latency_seconds(20e-6);
     const TopologyPlan plan(links);
-    EXPECT_FALSE(plan.TreesForAllreduce(k16MiB, 4)) << n;
+    const double trees = TreesAllreduceSeconds(links, plan.trees(), k16MiB, 4);
+    const double ring = RingAllreduceSeconds(links, k16MiB);
+    EXPECT_GE(trees, ring * (1 - 1e-9)) << n;
+    EXPECT_EQ(plan.TreesForAllreduce(k16MiB, 4), trees * 0.95 < ring) << n;
+    EXPECT_FALSE(plan.TreesForAllreduce(64 << 10, 4)) << n;
     // MPI's scatter-allgather broadcast also uses every NIC fully.
     EXPECT_FALSE(plan.TreesForBroadcast(8 << 20, 1, 1)) << n;
-    EXPECT_GE(TreesAllreduceSeconds(links, plan.trees(), k16MiB, 4),
-              RingAllreduceSeconds(links, k16MiB) * (1 - 1e-9));
   }
+  // Four ranks: two paths carry each NIC's share, within 5% of the ring (their fill).
+  LinkMatrix four = Complete(4, 1, 1);
+  four.set_latency_seconds(20e-6);
+  const TopologyPlan plan(four);
+  EXPECT_LE(TreesAllreduceSeconds(four, plan.trees(), k16MiB, 4),
+            RingAllreduceSeconds(four, k16MiB) * 1.05);
+  EXPECT_TRUE(plan.TreesForAllreduce(k16MiB, 4));
+}
+
+TEST(TopologyPlan, AMatrixWithoutLatencyStillPaysMpisCostPerMessage) {
+  // Latency 0 would make trees of tiny chunks look free: the plan's floor keeps 4 KiB on
+  // MPI, and the plan's matrix says what it assumed.
+  const TopologyPlan plan(Complete(4, 10, 10));
+  EXPECT_DOUBLE_EQ(plan.links().latency_seconds(), TopologyPlanOptions().min_latency_seconds);
+  EXPECT_FALSE(plan.TreesForAllreduce(4 << 10, 4));
 }
 
 TEST(TopologyPlan, IslandsUseTreesOverTheSlowLinks) {

@@ -9,7 +9,7 @@
 #   2. horderun --probe-topology writes the measured matrix, naming its hosts, and
 #      HORDE_TOPOLOGY=FILE plans from it as auto did, with the hosts in reverse order;
 #   3. a switch, every pair at 1 Gbit/s and each NIC at 1 Gbit/s in total
-#      (bench/topologies/switch4.txt): measured (auto), the results are right whatever
+#      (bench/topologies/shared_nic4.txt): measured (auto), the results are right whatever
 #      the plan; planned from the switch's own matrix (HORDE_TOPOLOGY=FILE), the ring is
 #      optimal and no collective runs on trees; with a stale copy of that matrix on one
 #      host (each host's /dev/shm holds its own), init fails on every rank.
@@ -114,7 +114,7 @@ sed 's/^/  /' "$T/islands/links.txt"
 check_job "$T/islands/job-file.out" "$T/islands/timeline-file.json" yes || fail "FILE"
 
 echo "== a switch: measured, right whatever the plan; planned from its matrix, no trees"
-out=$(bed bench/topologies/switch4.txt "$T/switch" bench/topologies/switch4.txt 2>&1) ||
+out=$(bed bench/topologies/shared_nic4.txt "$T/switch" bench/topologies/shared_nic4.txt 2>&1) ||
   { echo "$out"; fail "switch"; }
 grep -E "topology|tree" "$T/switch/job.out" | sed 's/^/  /' | head -20
 check_job "$T/switch/job.out" "$T/switch/timeline.json" any || fail "switch, measured"

@@ -31,7 +31,8 @@ std::shared_ptr<const horde::TopologyPlan> IslandsPlan(int size) {
     }
   }
   horde::TopologyPlanOptions always;
-  always.margin = 0;
+  always.allreduce_margin = 0;
+  always.broadcast_margin = 0;
   return std::make_shared<const horde::TopologyPlan>(links, always);
 }
 

@@ -1,0 +1,71 @@
+#include "core/rack_finder.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace horde {
+
+std::vector<int> FindRacks(const LinkMatrix& links, double fast_fraction) {
+  const int n = links.size();
+  double fastest = 0;
+  for (int u = 0; u < n; ++u) {
+    for (int v = 0; v < n; ++v) fastest = std::max(fastest, u == v ? 0 : links.Link(u, v));
+  }
+  if (fastest <= 0) return {};
+  // Union-find over the fast links; each group is named by its lowest rank.
+  std::vector<int> leader(n);
+  std::iota(leader.begin(), leader.end(), 0);
+  auto find = [&](int v) {
+    while (leader[v] != v) v = leader[v] = leader[leader[v]];
+    return v;
+  };
+  for (int u = 0; u < n; ++u) {
+    for (int v = u + 1; v < n; ++v) {
+      const double slower = std::min(links.Link(u, v), links.Link(v, u));
+      if (slower >= fast_fraction * fastest) {
+        const int a = find(u), b = find(v);
+        leader[std::max(a, b)] = std::min(a, b);
+      }
+    }
+  }
+  std::vector<int> rack(n, -1), number(n, -1);
+  int racks = 0;
+  for (int v = 0; v < n; ++v) {
+    const int root = find(v);
+    if (number[root] < 0) number[root] = racks++;
+    rack[v] = number[root];
+  }
+  if (racks < 2) return {};
+  return rack;
+}
+
+bool RecordRacks(const std::vector<int>& rack, std::vector<double> uplink, LinkMatrix* links) {
+  const int n = links->size();
+  if (rack.size() != static_cast<size_t>(n) || uplink.empty()) return false;
+  for (size_t r = 0; r < uplink.size(); ++r) {
+    double links_in = 0, fastest = 0;
+    for (int u = 0; u < n; ++u) {
+      for (int v = 0; v < n; ++v) {
+        if (rack[u] == rack[v] ||
+            (rack[u] != static_cast<int>(r) && rack[v] != static_cast<int>(r))) {
+          continue;
+        }
+        if (rack[v] == static_cast<int>(r)) links_in += links->Link(u, v);
+        fastest = std::max(fastest, links->Link(u, v));
+      }
+    }
+    if (!(uplink[r] > 0 && uplink[r] < 0.8 * links_in)) return false;
+    uplink[r] = std::max(uplink[r], fastest);
+  }
+  for (int u = 0; u < n; ++u) {
+    for (int v = 0; v < n; ++v) {
+      if (u != v && rack[u] != rack[v]) {
+        links->SetLink(u, v, std::min(uplink[rack[u]], uplink[rack[v]]));
+      }
+    }
+  }
+  links->SetRacks(rack, std::move(uplink));
+  return true;
+}
+
+}  // namespace horde

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <vector>
+
+#include "core/link_matrix.h"
+
+namespace horde {
+
+// Racks from a probe's measurements (mpi_ops/link_probe.h). Hosts behind one switch reach
+// each other at their NICs' rate; hosts in other racks share an oversubscribed uplink, so
+// their pairs read clearly slower even measured alone.
+
+// Groups the ranks whose links, both ways, run at least `fast_fraction` of the fastest
+// link (connected components of those links, numbered by their lowest rank). Empty when
+// that gives a single group: one switch, or nothing to tell apart.
+std::vector<int> FindRacks(const LinkMatrix& links, double fast_fraction = 0.75);
+
+// Records `rack` (one per rank) with `uplink` (each rack's measured rate in, all its
+// ranks receiving from every other rack at once) in `links`, and sets each link between
+// two racks to the slower of their uplinks: what one flow can get through them. Only when
+// every rack's uplink is clearly (below 0.8 of) what the links into it add up to; else the
+// racks are islands of direct links, which the matrix already describes, and `links` is
+// left alone. Timed to the last of many flows, an uplink reads low: it is taken to carry
+// at least the fastest single flow measured across it. Returns whether it recorded the
+// racks.
+bool RecordRacks(const std::vector<int>& rack, std::vector<double> uplink, LinkMatrix* links);
+
+}  // namespace horde

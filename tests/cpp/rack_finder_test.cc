@@ -1,0 +1,69 @@
+// Racks told apart from a probe's pair rates, and recorded only where an uplink binds.
+#include "core/rack_finder.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/cpp/link_graphs.h"
+
+namespace horde {
+namespace {
+
+// Pairs as a probe measures them behind 1 Gbit/s NICs: within a rack at about 0.95,
+// across racks at what their uplink's sharing left (0.25 to 0.45).
+LinkMatrix MeasuredRacks(const std::vector<int>& rack) {
+  const int n = static_cast<int>(rack.size());
+  LinkMatrix m(n);
+  for (int u = 0; u < n; ++u) {
+    for (int v = 0; v < n; ++v) {
+      if (u == v) continue;
+      const double noise = 0.01 * ((u * 7 + v * 3) % 5);
+      m.SetLink(u, v, GbitToBytes(rack[u] == rack[v] ? 0.93 + noise : 0.25 + 4 * noise));
+    }
+  }
+  return m;
+}
+
+TEST(RackFinder, GroupsHostsWhoseLinksRunAtTheFastestRate) {
+  EXPECT_EQ(FindRacks(MeasuredRacks({0, 0, 1, 1})), (std::vector<int>{0, 0, 1, 1}));
+  // Crossed rank order: racks are numbered by their lowest rank.
+  EXPECT_EQ(FindRacks(MeasuredRacks({0, 1, 0, 1})), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(FindRacks(MeasuredRacks({1, 0, 2, 1, 0})), (std::vector<int>{0, 1, 2, 0, 1}));
+}
+
+TEST(RackFinder, OneSwitchOrNoLinksIsNoRacks) {
+  EXPECT_TRUE(FindRacks(Complete(4, 1, 1)).empty());
+  EXPECT_TRUE(FindRacks(MeasuredRacks({0, 0, 0, 0})).empty());
+  EXPECT_TRUE(FindRacks(LinkMatrix(3)).empty());
+}
+
+TEST(RackFinder, RecordsRacksWhoseUplinkBindsAndSetsTheLinksAcross) {
+  LinkMatrix links = MeasuredRacks({0, 1, 0, 1});
+  ASSERT_TRUE(RecordRacks({0, 1, 0, 1}, {GbitToBytes(0.5), GbitToBytes(0.5)}, &links));
+  ASSERT_EQ(links.racks(), 2);
+  EXPECT_EQ(links.Rack(2), 0);
+  EXPECT_DOUBLE_EQ(links.Uplink(1), GbitToBytes(0.5));
+  EXPECT_DOUBLE_EQ(links.Link(0, 1), GbitToBytes(0.5));
+  EXPECT_DOUBLE_EQ(links.Link(0, 2), MeasuredRacks({0, 1, 0, 1}).Link(0, 2));
+  // An uplink that read below the fastest flow measured across it carries that flow.
+  LinkMatrix low = MeasuredRacks({0, 0, 1, 1});
+  ASSERT_TRUE(RecordRacks({0, 0, 1, 1}, {GbitToBytes(0.1), GbitToBytes(0.5)}, &low));
+  EXPECT_DOUBLE_EQ(low.Uplink(0), MeasuredRacks({0, 0, 1, 1}).Link(0, 3));  // the fastest
+  EXPECT_DOUBLE_EQ(low.Uplink(1), GbitToBytes(0.5));
+}
+
+TEST(RackFinder, IslandsOfDirectLinksAreNotRacks) {
+  // Two islands joined by four independent 0.25 Gbit/s wires: all together carry what
+  // their sum allows, so no uplink binds and the matrix stays as measured.
+  LinkMatrix links = Islands({0, 0, 1, 1}, 2, 0.25);
+  const std::vector<int> rack = FindRacks(links);
+  EXPECT_EQ(rack, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_FALSE(RecordRacks(rack, {GbitToBytes(0.95), GbitToBytes(0.97)}, &links));
+  EXPECT_EQ(links.racks(), 0);
+  EXPECT_DOUBLE_EQ(links.Link(0, 2), GbitToBytes(0.25));
+  EXPECT_FALSE(RecordRacks({}, {}, &links));
+}
+
+}  // namespace
+}  // namespace horde
