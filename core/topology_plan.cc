@@ -39,7 +39,9 @@ std::string TreeLine(size_t index, const SpanningTree& tree) {
 TopologyPlan::TopologyPlan(LinkMatrix links, TopologyPlanOptions options)
     : links_(std::move(links)), options_(options) {
   links_.set_latency_seconds(std::max(links_.latency_seconds(), options_.min_latency_seconds));
-  trees_ = PackSpanningTrees(links_, options_.max_trees);
+  const int max_trees = options_.max_trees > 0 ? options_.max_trees
+                                               : std::clamp(links_.size(), 4, 16);
+  trees_ = PackSpanningTrees(links_, max_trees);
 }
 
 bool TopologyPlan::TreesForAllreduce(int64_t bytes, int element_size) const {
