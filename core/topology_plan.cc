@@ -45,7 +45,7 @@ TopologyPlan::TopologyPlan(LinkMatrix links, TopologyPlanOptions options)
 }
 
 bool TopologyPlan::TreesForAllreduce(int64_t bytes, int element_size) const {
-  if (trees_.empty()) return false;
+  if (trees_.empty() || bytes < options_.min_allreduce_bytes) return false;
   const double others = std::min(RingAllreduceSeconds(links_, bytes),
                                  RecursiveDoublingAllreduceSeconds(links_, bytes));
   return TreesAllreduceSeconds(links_, trees_, bytes, element_size) * options_.allreduce_margin <
@@ -86,6 +86,15 @@ std::string TopologyPlan::Describe() const {
   text += std::to_string(trees_.size()) + " trees" +
           Printf(" carrying %.4g Gbit/s together; allreduce bound %.4g Gbit/s\n",
                  BytesToGbit(total), BytesToGbit(bound));
+  if (links_.racks() > 0) {
+    text += "  racks";
+    for (int r = 0; r < n; ++r) text += " " + std::to_string(links_.Rack(r));
+    text += "; uplinks";
+    for (int k = 0; k < links_.racks(); ++k) {
+      text += Printf(" %.4g", BytesToGbit(links_.Uplink(k)));
+    }
+    text += " Gbit/s\n";
+  }
   for (size_t t = 0; t < trees_.size(); ++t) text += TreeLine(t, trees_[t]);
   text += Printf("  %-24s %10s %13s %11s %11s\n", "allreduce ms (float32)", "ring", "rec.doubling",
                  "trees", "bound");

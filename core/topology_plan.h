@@ -24,8 +24,12 @@ struct TopologyPlanOptions {
   // MPI's binomial and scatter-allgather broadcasts, whose default is a good one.
   double broadcast_margin = 1.25;
   // Every message costs at least this much (MPI's own work per message), whatever the
-  // matrix's latency: small tensors stay on MPI even when a matrix says 0.
+  // matrix's latency.
   double min_latency_seconds = 20e-6;
+  // Smaller allreduces stay on MPI, whose small-message algorithms send one message a
+  // step: the model prices a tiny tensor's trees no slower than recursive doubling, but
+  // their executor does more per message than the model counts.
+  int64_t min_allreduce_bytes = 64 << 10;
 };
 
 // Whether to run a collective over packed spanning trees (core/tree_packing.h) or leave

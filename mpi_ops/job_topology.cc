@@ -13,14 +13,53 @@ namespace horde {
 namespace mpi {
 namespace {
 
-// Whether `auto` measures: several hosts, each with one rank. Every rank decides the
-// same: the counts come from the world's node communicators.
+// Whether `auto` measures: several hosts, each with the same number of ranks. Every rank
+// decides the same: the counts come from the world's node communicators.
 bool ShouldMeasure(const Topology& topology, std::string* why_not) {
   if (topology.cross_size < 2) return false;
-  if (topology.local_size == 1 && topology.homogeneous) return true;
-  *why_not = "trees are planned between hosts that run one rank each; this job runs " +
-             std::to_string(topology.local_size) + " on some host, so collectives stay on MPI";
+  if (topology.homogeneous) return true;
+  *why_not =
+      "trees are planned between hosts that run as many ranks each; this job's hosts "
+      "run different numbers, so collectives stay on MPI";
   return false;
+}
+
+// With several ranks a host, the hosts' first ranks measure the links between the hosts
+// and hand the matrix to the other ranks of their host. An empty matrix (nothing planned)
+// when the ranks were placed so that the hosts' k-th ranks list the hosts in different
+// orders.
+Status MeasureHosts(const MpiContext& context, LinkMatrix* links) {
+  const Topology& topology = context.topology();
+  if (topology.local_size == 1) return LinkProbe(context.world()).Measure(links);
+  Status measured;
+  std::string text;
+  if (topology.local_rank == 0) {
+    measured = LinkProbe(context.cross()).Measure(links);
+    if (measured.ok()) text = links->Format();
+  }
+  // The text's length (-1: the measurement failed, and the host's other ranks fail with
+  // it), and the leader's rank among the hosts: each local rank's cross communicator must
+  // list the hosts in the leaders' order, or its trees would join the wrong hosts.
+  int64_t header[2] = {measured.ok() ? static_cast<int64_t>(text.size()) : -1, topology.cross_rank};
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Bcast(header, 2, MPI_INT64_T, 0, context.local()), "MPI_Bcast"));
+  int same_order = header[1] == topology.cross_rank ? 1 : 0;
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Allreduce(MPI_IN_PLACE, &same_order, 1, MPI_INT, MPI_MIN, context.world()),
+               "MPI_Allreduce"));
+  if (!measured.ok()) return measured;
+  const int64_t length = header[0];
+  if (length < 0) {
+    return Status::Internal("topology: the first rank of this host could not measure the links");
+  }
+  text.resize(static_cast<size_t>(length));
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, context.local()), "MPI_Bcast"));
+  if (!same_order) {
+    *links = LinkMatrix();
+    return Status::Ok();
+  }
+  return LinkMatrix::Parse(text, links);
 }
 
 }  // namespace
@@ -39,11 +78,11 @@ Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& 
       return Status::Ok();
     }
     const auto start = std::chrono::steady_clock::now();
-    HORDE_RETURN_IF_ERROR(LinkProbe(*context).Measure(&links));
+    HORDE_RETURN_IF_ERROR(MeasureHosts(*context, &links));
     const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
     if (log) {
-      HORDE_LOG(kInfo) << "topology: measured the links between " << topology.size << " hosts in "
-                       << spent.count() << " s (HORDE_TOPOLOGY=off skips it)";
+      HORDE_LOG(kInfo) << "topology: measured the links between " << topology.cross_size
+                       << " hosts in " << spent.count() << " s (HORDE_TOPOLOGY=off skips it)";
     }
   } else {
     MpiTransport transport(context);

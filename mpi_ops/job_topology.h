@@ -11,8 +11,10 @@ namespace mpi {
 
 // The links of the job and the spanning trees planned over them, as HORDE_TOPOLOGY says:
 //   off   no plan: every collective stays on MPI;
-//   auto  for a job of more than one host with one rank per host, the links are measured
-//         (mpi_ops/link_probe.h); a one-host job has nothing to plan;
+//   auto  for a job of more than one host with as many ranks on each, the links between
+//         the hosts are measured (mpi_ops/link_probe.h; with several ranks a host, by
+//         each host's first rank): a plan with one row per host; a one-host job has
+//         nothing to plan;
 //   FILE  the link matrix in FILE (core/link_matrix.h), one row per rank.
 // Collective over `context`, and the same on every rank: a rank that cannot read its file
 // fails init on every rank, naming it. *plan stays null when nothing is planned.

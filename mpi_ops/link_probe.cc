@@ -40,9 +40,13 @@ Status Exchange(MPI_Comm comm, int peer, std::vector<char>* out, std::vector<cha
 
 }  // namespace
 
+LinkProbe::LinkProbe(MPI_Comm comm_) : comm_(comm_) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
 Status LinkProbe::MeasureLatency(int peer, double* latency) {
-  const MPI_Comm comm = context_.world();
-  const bool first = context_.topology().rank < peer;
+  const bool first = rank_ < peer;
   char ping = 0;
   double best_round_trip = 1e9;
   for (int i = 0; i < kPingPongs; ++i) {
@@ -50,10 +54,10 @@ Status LinkProbe::MeasureLatency(int peer, double* latency) {
     for (int leg = 0; leg < 2; ++leg) {
       if ((leg == 0) == first) {
         HORDE_RETURN_IF_ERROR(
-            CheckMpi(MPI_Send(&ping, 1, MPI_BYTE, peer, kPingTag, comm), "MPI_Send"));
+            CheckMpi(MPI_Send(&ping, 1, MPI_BYTE, peer, kPingTag, comm_), "MPI_Send"));
       } else {
         HORDE_RETURN_IF_ERROR(CheckMpi(
-            MPI_Recv(&ping, 1, MPI_BYTE, peer, kPingTag, comm, MPI_STATUS_IGNORE), "MPI_Recv"));
+            MPI_Recv(&ping, 1, MPI_BYTE, peer, kPingTag, comm_, MPI_STATUS_IGNORE), "MPI_Recv"));
       }
     }
     best_round_trip = std::min(best_round_trip, Now() - start);
@@ -63,26 +67,24 @@ Status LinkProbe::MeasureLatency(int peer, double* latency) {
 }
 
 Status LinkProbe::MeasureRate(int peer, std::vector<double>* rates) {
-  const MPI_Comm comm = context_.world();
   std::vector<char> out(kProbeBytes, 1), in(kProbeBytes);
   double seconds = 0;
   // The warm-up opens the connection and its windows; the timed exchanges follow, the
   // fastest kept (a rank descheduled mid-exchange reads as a slow link).
-  HORDE_RETURN_IF_ERROR(Exchange(comm, peer, &out, &in, kWarmUpBytes, &seconds));
+  HORDE_RETURN_IF_ERROR(Exchange(comm_, peer, &out, &in, kWarmUpBytes, &seconds));
   double best = 1e9;
   for (int i = 0; i < kTimedExchanges; ++i) {
-    HORDE_RETURN_IF_ERROR(Exchange(comm, peer, &out, &in, kProbeBytes, &seconds));
+    HORDE_RETURN_IF_ERROR(Exchange(comm_, peer, &out, &in, kProbeBytes, &seconds));
     best = std::min(best, seconds);
   }
-  const int n = context_.topology().size;
-  (*rates)[peer * n + context_.topology().rank] = kProbeBytes / std::max(best, 1e-9);
+  const int n = size_;
+  (*rates)[peer * n + rank_] = kProbeBytes / std::max(best, 1e-9);
   return Status::Ok();
 }
 
 Status LinkProbe::AllAtOnce(const std::vector<int>& send_bytes,
                             const std::vector<int>& receive_bytes, double* received,
                             double* seconds) {
-  const MPI_Comm comm = context_.world();
   const int n = static_cast<int>(send_bytes.size());
   int64_t incoming = 0, outgoing = 0;
   for (int j = 0; j < n; ++j) {
@@ -95,23 +97,23 @@ Status LinkProbe::AllAtOnce(const std::vector<int>& send_bytes,
   // The best of two: a rank descheduled mid-transfer reads as a slow NIC.
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<MPI_Request> sends, receives;
-    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Barrier(comm), "MPI_Barrier"));
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Barrier(comm_), "MPI_Barrier"));
     const double start = Now();
     char* at = in.data();
     for (int j = 0; j < n; ++j) {
       if (receive_bytes[j] == 0) continue;
       receives.emplace_back();
       HORDE_RETURN_IF_ERROR(
-          CheckMpi(MPI_Irecv(at, receive_bytes[j], MPI_BYTE, j, kDataTag, comm, &receives.back()),
+          CheckMpi(MPI_Irecv(at, receive_bytes[j], MPI_BYTE, j, kDataTag, comm_, &receives.back()),
                    "MPI_Irecv"));
       at += receive_bytes[j];
     }
     for (int j = 0; j < n; ++j) {
       if (send_bytes[j] == 0) continue;
       sends.emplace_back();
-      HORDE_RETURN_IF_ERROR(
-          CheckMpi(MPI_Isend(out.data(), send_bytes[j], MPI_BYTE, j, kDataTag, comm, &sends.back()),
-                   "MPI_Isend"));
+      HORDE_RETURN_IF_ERROR(CheckMpi(
+          MPI_Isend(out.data(), send_bytes[j], MPI_BYTE, j, kDataTag, comm_, &sends.back()),
+          "MPI_Isend"));
     }
     // Timed to the last byte received: a send completes once its data is in the socket's
     // buffers, long before it has crossed the NIC, so send times read high.
@@ -128,7 +130,7 @@ Status LinkProbe::AllAtOnce(const std::vector<int>& send_bytes,
 
 Status LinkProbe::MeasureNic(const LinkMatrix& links, double* nic) {
   const int n = links.size();
-  const int me = context_.topology().rank;
+  const int me = rank_;
   auto total_from = [&](int rank) {
     double total = 0;
     for (int j = 0; j < n; ++j) total += j == rank ? 0 : links.Link(rank, j);
@@ -164,7 +166,7 @@ Status LinkProbe::MeasureNic(const LinkMatrix& links, double* nic) {
 
 Status LinkProbe::MeasureUplinks(const std::vector<int>& rack, std::vector<double>* uplink) {
   const int n = static_cast<int>(rack.size());
-  const int me = context_.topology().rank;
+  const int me = rank_;
   auto across = [&](int rank) {
     int count = 0;
     for (int j = 0; j < n; ++j) count += rack[j] != rack[rank] ? 1 : 0;
@@ -181,9 +183,9 @@ Status LinkProbe::MeasureUplinks(const std::vector<int>& rack, std::vector<doubl
   // Per rank: bytes received and seconds, agreed by one reduction.
   std::vector<double> mine(2 * n, 0.0);
   HORDE_RETURN_IF_ERROR(AllAtOnce(send_bytes, receive_bytes, &mine[2 * me], &mine[2 * me + 1]));
-  HORDE_RETURN_IF_ERROR(CheckMpi(
-      MPI_Allreduce(MPI_IN_PLACE, mine.data(), 2 * n, MPI_DOUBLE, MPI_MAX, context_.world()),
-      "MPI_Allreduce"));
+  HORDE_RETURN_IF_ERROR(
+      CheckMpi(MPI_Allreduce(MPI_IN_PLACE, mine.data(), 2 * n, MPI_DOUBLE, MPI_MAX, comm_),
+               "MPI_Allreduce"));
   const int racks = 1 + *std::max_element(rack.begin(), rack.end());
   std::vector<double> bytes(racks, 0.0), seconds(racks, 1e-9);
   for (int v = 0; v < n; ++v) {
@@ -196,9 +198,8 @@ Status LinkProbe::MeasureUplinks(const std::vector<int>& rack, std::vector<doubl
 }
 
 Status LinkProbe::Measure(LinkMatrix* links) {
-  const int n = context_.topology().size;
-  const int me = context_.topology().rank;
-  const MPI_Comm comm = context_.world();
+  const int n = size_;
+  const int me = rank_;
   // Rates (row from, column to), then the NICs, then the latency: one reduction agrees all.
   std::vector<double> rates(static_cast<size_t>(n) * n, 0.0);
   double latency = 0;
@@ -207,9 +208,9 @@ Status LinkProbe::Measure(LinkMatrix* links) {
   for (const auto& round : PairRounds(n)) {
     int peer = -1;
     for (const auto& [a, b] : round) peer = a == me ? b : b == me ? a : peer;
-    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Barrier(comm), "MPI_Barrier"));
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Barrier(comm_), "MPI_Barrier"));
     if (peer >= 0) HORDE_RETURN_IF_ERROR(MeasureLatency(peer, &latency));
-    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Barrier(comm), "MPI_Barrier"));
+    HORDE_RETURN_IF_ERROR(CheckMpi(MPI_Barrier(comm_), "MPI_Barrier"));
     if (peer >= 0) HORDE_RETURN_IF_ERROR(MeasureRate(peer, &rates));
   }
   std::vector<double> agreed(rates.size() + 1);
@@ -217,7 +218,7 @@ Status LinkProbe::Measure(LinkMatrix* links) {
   agreed.back() = latency;
   HORDE_RETURN_IF_ERROR(
       CheckMpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()),
-                             MPI_DOUBLE, MPI_MAX, comm),
+                             MPI_DOUBLE, MPI_MAX, comm_),
                "MPI_Allreduce"));
   LinkMatrix measured(n);
   for (int i = 0; i < n; ++i) {
@@ -229,7 +230,7 @@ Status LinkProbe::Measure(LinkMatrix* links) {
   std::vector<double> nics(n, 0.0);
   if (n > 2) HORDE_RETURN_IF_ERROR(MeasureNic(measured, &nics[me]));
   HORDE_RETURN_IF_ERROR(CheckMpi(
-      MPI_Allreduce(MPI_IN_PLACE, nics.data(), n, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce"));
+      MPI_Allreduce(MPI_IN_PLACE, nics.data(), n, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce"));
   for (int i = 0; i < n; ++i) measured.SetNic(i, nics[i]);
   // Every rank finds the same racks in the same agreed matrix.
   const std::vector<int> rack = FindRacks(measured);

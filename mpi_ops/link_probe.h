@@ -6,8 +6,8 @@
 namespace horde {
 namespace mpi {
 
-// Measures the links between the ranks of `context` (one rank per host), so that every
-// rank ends with the same matrix: the measurements are agreed, not taken apart.
+// Measures the links between the ranks of `comm` (one rank per host), so that every rank
+// of it ends with the same matrix: the measurements are agreed, not taken apart.
 //   1. Pairs, in rounds where no rank is in two pairs (core/pair_rounds.h): a few small
 //      ping-pongs give the latency, then both ends send kProbeBytes at once, twice, the
 //      faster kept, so each direction is measured while the other is busy, as a tree's
@@ -27,7 +27,8 @@ class LinkProbe {
   static constexpr int kProbeBytes = 2 << 20;
   static constexpr int kAllAtOnceBytes = 8 << 20;
 
-  explicit LinkProbe(const MpiContext& context) : context_(context) {}
+  // Nothing else may use `comm` meanwhile (the probe's tags are its own only on it).
+  explicit LinkProbe(MPI_Comm comm);
   Status Measure(LinkMatrix* links);
 
  private:
@@ -42,7 +43,9 @@ class LinkProbe {
   Status AllAtOnce(const std::vector<int>& send_bytes, const std::vector<int>& receive_bytes,
                    double* received, double* seconds);
 
-  const MpiContext& context_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 0;
 };
 
 }  // namespace mpi

@@ -11,6 +11,7 @@
 #include "mpi_ops/mpi_alltoall.h"
 #include "mpi_ops/mpi_barrier.h"
 #include "mpi_ops/mpi_broadcast.h"
+#include "mpi_ops/mpi_hierarchical_allreduce.h"
 #include "mpi_ops/mpi_reducescatter.h"
 #include "mpi_ops/mpi_transport.h"
 #include "mpi_ops/mpi_tree_allreduce.h"
@@ -21,7 +22,8 @@ namespace mpi {
 
 namespace {
 
-// `plan`, when it has trees, adds the tree ops in front of MPI's allreduce and broadcast.
+// `plan`, when it has trees, adds the tree ops in front of MPI's allreduce and broadcast
+// (with several ranks a host, the plan spans the hosts: the hierarchical allreduce only).
 Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& context,
                    const DeviceOps& device, const std::shared_ptr<const TopologyPlan>& plan,
                    std::unique_ptr<Runtime>* runtime) {
@@ -34,7 +36,12 @@ Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& cont
   if (device.register_ops) device.register_ops(config, ops.get(), context, types, timeline);
   // Adasum is no MPI reduction op: its own algorithm, tried before the plain allreduce.
   ops->Register(OpType::kAllreduce, std::make_unique<MpiAdasumAllreduce>(context, timeline));
-  if (plan && !plan->trees().empty()) {
+  if (plan && !plan->trees().empty() && plan->links().size() != context->topology().size) {
+    // The plan spans the hosts, not the ranks (auto, several ranks a host): allreduce
+    // reduces within each host around it.
+    ops->Register(OpType::kAllreduce, std::make_unique<MpiHierarchicalAllreduce>(
+                                          context, types, timeline, fusion_buffer, plan));
+  } else if (plan && !plan->trees().empty()) {
     ops->Register(OpType::kAllreduce, std::make_unique<MpiTreeAllreduce>(context, types, timeline,
                                                                          fusion_buffer, plan));
     ops->Register(OpType::kBroadcast, std::make_unique<MpiTreeBroadcast>(context, timeline, plan));

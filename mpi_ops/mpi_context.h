@@ -50,6 +50,9 @@ class MpiContext {
   MpiContext& operator=(const MpiContext&) = delete;
 
   MPI_Comm world() const { return world_; }
+  // This node's ranks of world(), and the ranks of world() with this rank's local rank.
+  MPI_Comm local() const { return local_; }
+  MPI_Comm cross() const { return cross_; }
   const Topology& topology() const { return topology_; }
   bool threads_multiple() const { return threads_multiple_; }
   // Whether RevokeAll revoked it: its communicators, and those split from them, are then

@@ -43,14 +43,28 @@ Status MpiTreeAllreduce::Execute(std::vector<TensorEntry>& entries, const Respon
   return Status::Ok();
 }
 
+int MpiTreeAllreduce::CommRank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
 Status MpiTreeAllreduce::Reduce(char* data, int64_t count, const Response& response) {
   if (response.prescale != 1.0) ScaleHostBuffer(data, count, response.dtype, response.prescale);
-  HORDE_RETURN_IF_ERROR(pipeline_.Allreduce(
-      plan_->trees(), data, count, static_cast<int>(DataTypeSize(response.dtype)),
-      types_->Datatype(response.dtype), types_->Op(response.dtype, response.reduce_op)));
+  HORDE_RETURN_IF_ERROR(Combine(data, count, response));
   PostscaleHostBuffer(data, count, response.dtype,
                       PostscaleOf(response, context_->topology().size));
   return Status::Ok();
+}
+
+Status MpiTreeAllreduce::Combine(char* data, int64_t count, const Response& response) {
+  return CombineOverTrees(data, count, response);
+}
+
+Status MpiTreeAllreduce::CombineOverTrees(char* data, int64_t count, const Response& response) {
+  return pipeline_.Allreduce(
+      plan_->trees(), data, count, static_cast<int>(DataTypeSize(response.dtype)),
+      types_->Datatype(response.dtype), types_->Op(response.dtype, response.reduce_op));
 }
 
 }  // namespace mpi

@@ -22,18 +22,38 @@ class MpiTreeAllreduce : public CollectiveOp {
   MpiTreeAllreduce(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types,
                    std::shared_ptr<Timeline> timeline, std::shared_ptr<FusionBuffer> fusion_buffer,
                    std::shared_ptr<const TopologyPlan> plan)
+      : MpiTreeAllreduce(context->world(), context, std::move(types), std::move(timeline),
+                         std::move(fusion_buffer), std::move(plan)) {}
+
+  bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
+  Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
+
+ protected:
+  // The trees span the ranks of `comm`, one of `context`'s communicators.
+  MpiTreeAllreduce(MPI_Comm comm, std::shared_ptr<MpiContext> context,
+                   std::shared_ptr<MpiDatatypes> types, std::shared_ptr<Timeline> timeline,
+                   std::shared_ptr<FusionBuffer> fusion_buffer,
+                   std::shared_ptr<const TopologyPlan> plan)
       : context_(std::move(context)),
         types_(std::move(types)),
         timeline_(std::move(timeline)),
         fusion_buffer_(std::move(fusion_buffer)),
         plan_(std::move(plan)),
-        pipeline_(context_->world(), context_->topology().rank, plan_->links().latency_seconds()) {}
+        pipeline_(comm, CommRank(comm), plan_->links().latency_seconds()) {}
 
-  bool Enabled(const Response& response, const std::vector<TensorEntry>& entries) const override;
-  Status Execute(std::vector<TensorEntry>& entries, const Response& response) override;
+  // Combines `count` elements at `data` over every rank (no scaling): here, over the trees.
+  virtual Status Combine(char* data, int64_t count, const Response& response);
+  // Combines them over the trees of the plan, among the ranks of the pipeline's comm.
+  Status CombineOverTrees(char* data, int64_t count, const Response& response);
+
+  const std::shared_ptr<MpiContext>& context() const { return context_; }
+  const MpiDatatypes& types() const { return *types_; }
+  Timeline& timeline() const { return *timeline_; }
+  const TopologyPlan& plan() const { return *plan_; }
 
  private:
-  // Prescales, reduces over the trees and postscales `count` elements at `data`.
+  static int CommRank(MPI_Comm comm);
+  // Prescales, combines and postscales `count` elements at `data`.
   Status Reduce(char* data, int64_t count, const Response& response);
 
   std::shared_ptr<MpiContext> context_;

@@ -49,7 +49,7 @@ int Probe(const std::vector<std::string>& args) {
   LinkMatrix links;
   Status status = MpiContext::Create(&context);
   const auto start = std::chrono::steady_clock::now();
-  if (status.ok()) status = LinkProbe(*context).Measure(&links);
+  if (status.ok()) status = LinkProbe(context->world()).Measure(&links);
   const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
   std::vector<std::string> hosts;
   if (status.ok()) status = MpiTransport(context).GatherToCoordinator(HostName(), &hosts);

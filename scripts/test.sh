@@ -78,6 +78,8 @@ stage "topology: the link test bed (4 network-namespace hosts, per-pair link rat
 timeout 300 tests/launcher/link_testbed_test.sh
 stage "topology: allreduce and broadcast over spanning trees on measured, uneven links"
 timeout 600 tests/launcher/topology_netns_test.sh
+stage "topology: hosts behind switches (NICs, rack uplinks, two ranks a host)"
+timeout 400 tests/launcher/fabric_netns_test.sh
 
 stage "elastic: horderun generations with real SIGKILLs, host updates and failure modes"
 timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no

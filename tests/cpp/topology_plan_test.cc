@@ -137,6 +137,8 @@ TEST(TopologyPlan, DescribeListsTreesRatesBoundAndPredictions) {
     EXPECT_NE(text.find(size), std::string::npos) << size << "\n" << text;
   }
   EXPECT_NE(text.find("trees win allreduce (float32) from "), std::string::npos) << text;
+  const std::string racks = TopologyPlan(Racks({0, 1, 0, 1}, 1, 0.5)).Describe();
+  EXPECT_NE(racks.find("  racks 0 1 0 1; uplinks 0.5 0.5 Gbit/s\n"), std::string::npos) << racks;
 }
 
 }  // namespace

@@ -56,41 +56,6 @@ expect_gone() {  # expect_gone PID
 }
 
 # --- checks run on host0, inside the bed
-cat >"$T/receive.py" <<'PY'
-"""receive.py PORT: accepts one connection, prints the Gbit/s it received at."""
-import socket
-import sys
-import time
-
-listener = socket.create_server(("", int(sys.argv[1])))
-connection, _ = listener.accept()
-received, start = 0, None
-while True:
-    data = connection.recv(1 << 20)
-    if not data:
-        break
-    if start is None:
-        start = time.perf_counter()
-    received += len(data)
-print(f"{received * 8 / (time.perf_counter() - start) / 1e9:.3f}")
-PY
-cat >"$T/send.py" <<'PY'
-"""send.py HOST PORT SECONDS: sends to HOST:PORT for SECONDS (retrying the connection)."""
-import socket
-import sys
-import time
-
-for _ in range(100):
-    try:
-        connection = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-        break
-    except ConnectionRefusedError:
-        time.sleep(0.1)
-block, end = b"x" * (1 << 20), time.perf_counter() + float(sys.argv[3])
-while time.perf_counter() < end:
-    connection.sendall(block)
-connection.close()
-PY
 cat >"$T/inside.sh" <<'SH'
 set -euo pipefail
 fail() { echo "FAIL: $*"; exit 1; }
@@ -115,8 +80,8 @@ done
 echo "== rates (Gbit/s of TCP payload, to the link's rate)"
 measure() {  # measure FROM TO RATE
   local port=$((5000 + RANDOM % 1000)) got
-  on "$2" "$PYTHON" "$RUN_DIR/receive.py" "$port" >"$TESTBED_DIR/rate" &
-  on "$1" "$PYTHON" "$RUN_DIR/send.py" "$2" "$port" 2
+  on "$2" "$PYTHON" "$ROOT/tests/launcher/tcp_rate.py" receive "$port" >"$TESTBED_DIR/rate" &
+  on "$1" "$PYTHON" "$ROOT/tests/launcher/tcp_rate.py" send "$2" "$port" 2
   wait $! || fail "no receiver on $2"
   got=$(cat "$TESTBED_DIR/rate")
   echo "  $1 -> $2: $got of $3"
@@ -142,7 +107,7 @@ SH
 
 echo "== a bed of 4 hosts from bench/topologies/islands4.txt"
 start=$SECONDS
-export ROOT PYTHON HORDERUN RUN_DIR=$T   # for inside.sh
+export ROOT PYTHON HORDERUN   # for inside.sh
 bed_start bed.out bench/topologies/islands4.txt -- bash "$T/inside.sh"
 bed_wait "$BED_LIMIT_S"
 sed 's/^/  /' "$T/bed.out"

@@ -33,6 +33,7 @@ std::shared_ptr<const horde::TopologyPlan> IslandsPlan(int size) {
   horde::TopologyPlanOptions always;
   always.allreduce_margin = 0;
   always.broadcast_margin = 0;
+  always.min_allreduce_bytes = 0;
   return std::make_shared<const horde::TopologyPlan>(links, always);
 }
 

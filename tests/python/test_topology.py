@@ -70,7 +70,7 @@ def test_trees_give_mpis_results(run_python, tmp_path, ranks, matrix):
     # Every rank holds the root's bytes: the same float result everywhere.
     assert len({got["floats digest"] for got in results.values()}) == 1, out
     phases = timeline_phases(timeline)
-    assert {"TREE_ALLREDUCE", "TREE_BROADCAST", "MPI_ALLREDUCE"} <= phases, sorted(phases)
+    assert {"TREE_ALLREDUCE", "TREE_BROADCAST", "MPI_ALLREDUCE"} <= phases, sorted(map(str, phases))
 
 
 def test_off_and_one_host_stay_on_mpi(run_python, tmp_path):

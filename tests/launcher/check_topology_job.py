@@ -1,0 +1,40 @@
+"""Checks a job of tests/launcher/topology_job.py from its output and rank 0's timeline.
+
+  python check_topology_job.py OUT TIMELINE RANKS PHASES
+
+Every one of RANKS ranks reported, every check passed, every rank got the same float
+bytes, and the timeline's topology phases (TREE_ALLREDUCE, TREE_BROADCAST,
+LOCAL_REDUCESCATTER, LOCAL_ALLGATHER) are exactly PHASES (comma-separated, '' for none),
+or anything with PHASES 'any'. Prints one line on success; fails with the reason.
+"""
+
+import json
+import sys
+
+TOPOLOGY_PHASES = {"TREE_ALLREDUCE", "TREE_BROADCAST", "LOCAL_REDUCESCATTER", "LOCAL_ALLGATHER"}
+
+
+def main():
+    out, timeline, ranks, expected = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    results = {}
+    for line in open(out):
+        if ": result: " in line:
+            rank, _, payload = line.strip().partition(": result: ")
+            results[rank.split()[-1]] = json.loads(payload)
+    assert len(results) == ranks, f"{len(results)} ranks reported:\n" + open(out).read()
+    for rank, got in sorted(results.items()):
+        failed = [k for k, v in got.items() if v is False]
+        assert not failed, f"rank {rank} failed {failed}"
+    assert len({got["floats digest"] for got in results.values()}) == 1, "float results differ"
+    text = open(timeline).read().rstrip().rstrip(",")
+    names = {e.get("name") for e in json.loads(text if text.endswith("]") else text + "]")
+             if isinstance(e, dict) and e.get("name")}
+    phases = sorted(names & TOPOLOGY_PHASES)
+    if expected != "any":
+        wanted = sorted(p for p in expected.split(",") if p)
+        assert phases == wanted, f"expected phases {wanted}, the timeline has {sorted(names)}"
+    print(f"  {ranks} ranks right, one float result; topology phases: {', '.join(phases) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()

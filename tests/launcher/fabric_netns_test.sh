@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Hosts behind switches (scripts/fabric_testbed.sh), started by horderun over ssh with the
+# default HORDE_TOPOLOGY=auto, so every job measures its links at init:
+#   1. the bed: two racks of two hosts (bench/fabrics/racks2x2_crossed.txt, ranks
+#      alternating between the racks); two senders into one host share its NIC's 1 Gbit/s
+#      in (the link bed shapes only what leaves a host); two flows between the racks
+#      share the 0.5 Gbit/s uplink;
+#   2. on it, the probe finds the racks (the plan's log names them), the large allreduces
+#      and broadcasts run on trees, and every result is right (tests/launcher/
+#      topology_job.py) and the same on every rank;
+#   3. two hosts of two ranks each on one switch (bench/fabrics/switch2x2.txt): the hosts'
+#      first ranks measure the links, allreduce reduces within each host over shared
+#      memory, across the hosts over the trees, and gathers within the host again (the
+#      three phases on the timeline), and every result is right.
+# Needs root (skips, saying why, where namespaces cannot be made) and .venv. About a
+# minute and a half; every bed and job has a time limit.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+HORDERUN=${HORDERUN:-$ROOT/.venv/bin/horderun}
+PYTHON=$ROOT/.venv/bin/python
+export ROOT HORDERUN PYTHON
+
+fail() { echo "FAIL fabric test: $*" >&2; exit 1; }
+[ -x "$HORDERUN" ] || fail "no $HORDERUN: run scripts/install.sh first"
+T=$(mktemp -d /tmp/horde-fabric-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+# On the job's first host: with RATES set, the TCP checks; then the job, its output and
+# rank 0's timeline copied to OUT_DIR.
+cat >"$T/inside.sh" <<'SH'
+set -euo pipefail
+read -ra ssh_args <<<"$TESTBED_SSH"
+on() { timeout 30 ssh "${ssh_args[@]}" -o BatchMode=yes "$@"; }
+rate=$ROOT/tests/launcher/tcp_rate.py
+# Two flows at once, FROM1 -> TO1 and FROM2 -> TO2; prints both Gbit/s.
+two_flows() {
+  on "$2" "$PYTHON" "$rate" receive 5001 >"$TESTBED_DIR/a" & local a=$!
+  on "$4" "$PYTHON" "$rate" receive 5002 >"$TESTBED_DIR/b" & local b=$!
+  on "$1" "$PYTHON" "$rate" send "$2" 5001 2 & on "$3" "$PYTHON" "$rate" send "$4" 5002 2 &
+  wait $a $b
+  echo "$(cat "$TESTBED_DIR/a") $(cat "$TESTBED_DIR/b")"
+}
+# Both rates add up to RATE, within 20% (each alone could run at the NIC's 1 Gbit/s).
+shared() {  # shared WHAT RATE A B
+  echo "  $1: $3 + $4 Gbit/s (the limit: $2)"
+  awk -v a="$3" -v b="$4" -v r="$2" 'BEGIN { exit !(a + b > 0.8 * r && a + b < 1.2 * r) }' ||
+    { echo "FAIL: $1 ran at $3 + $4 Gbit/s, expected $2 shared"; exit 1; }
+}
+if [ -n "${RATES:-}" ]; then
+  grep -q '^racks 0 1 0 1$' "$TESTBED_MATRIX" || { cat "$TESTBED_MATRIX"; exit 1; }
+  [ "$TESTBED_HOSTS" = host0,host2,host1,host3 ] || { echo "order: $TESTBED_HOSTS"; exit 1; }
+  # shellcheck disable=SC2046
+  shared "host0 and host2 into host1" 1 $(two_flows host0 host1 host2 host1)
+  # shellcheck disable=SC2046
+  shared "host0 -> host2 and host1 -> host3, over rack 0's uplink" 0.5 \
+    $(two_flows host0 host2 host1 host3)
+fi
+ranks=0
+for slot in ${TESTBED_SLOTS//,/ }; do ranks=$((ranks + ${slot##*:})); done
+HORDE_LOG_LEVEL=info HORDE_TIMELINE=$TESTBED_DIR/timeline.json timeout 240 "$HORDERUN" \
+  -np "$ranks" -H "$TESTBED_SLOTS" "${ssh_args[@]}" --network-interface "$TESTBED_IFACE" \
+  "$PYTHON" "$ROOT/tests/launcher/topology_job.py" >"$OUT_DIR/job.out" 2>&1 ||
+  { cat "$OUT_DIR/job.out"; exit 1; }
+cp "$TESTBED_DIR/timeline.json" "$OUT_DIR/"
+SH
+
+bed() {  # bed FABRIC OUT_DIR [RATES]
+  mkdir -p "$2"
+  timeout 400 scripts/fabric_testbed.sh -q "$1" -- \
+    env OUT_DIR="$2" RATES="${3:-}" bash "$T/inside.sh"
+}
+
+echo "== two racks, ranks crossed: the bed shares NICs and uplinks; the probe finds racks"
+out=$(bed bench/fabrics/racks2x2_crossed.txt "$T/racks" rates 2>&1) || { echo "$out"; fail "racks"; }
+echo "$out"
+if grep -q '^SKIP' <<<"$out"; then exit 0; fi
+grep -E "topology|racks|tree" "$T/racks/job.out" | sed 's/^/  /' | head -12
+grep -q "  racks 0 1 0 1; uplinks" "$T/racks/job.out" ||
+  fail "the plan names no racks 0 1 0 1 (the probe did not find them)"
+"$PYTHON" tests/launcher/check_topology_job.py "$T/racks/job.out" "$T/racks/timeline.json" 4 \
+  TREE_ALLREDUCE,TREE_BROADCAST || fail "racks: the job"
+
+echo "== two hosts of two ranks: allreduce within each host, across over trees, and back"
+out=$(bed bench/fabrics/switch2x2.txt "$T/hosts" 2>&1) || { echo "$out"; fail "two ranks a host"; }
+grep -E "topology|tree" "$T/hosts/job.out" | sed 's/^/  /' | head -8
+"$PYTHON" tests/launcher/check_topology_job.py "$T/hosts/job.out" "$T/hosts/timeline.json" 4 \
+  LOCAL_REDUCESCATTER,TREE_ALLREDUCE,LOCAL_ALLGATHER || fail "two ranks a host: the job"
+
+echo "== fabric test passed"
