@@ -8,8 +8,8 @@ namespace horde {
 // benchmarks and in TopologyPlan::Describe(): what no algorithm can beat over `links`.
 // The cuts are exact at any size, by maximum flows (Dinic's algorithm) over the ranks split
 // into NIC-in and NIC-out nodes, so that a NIC is a node capacity: the most a rank sends,
-// and receives, in all; a rack's uplink is a node capacity each way. One rank: +infinity (nothing to send); ranks the links do not
-// connect: 0.
+// and receives, in all; a rack's uplink is a node capacity each way. One rank: +infinity (nothing
+// to send); ranks the links do not connect: 0.
 
 // Allreduce, the least of two bounds. The cut: across every bipartition (A, B) each side
 // must receive all S bytes of a result that depends on the other side's data, so the

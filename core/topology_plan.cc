@@ -36,7 +36,7 @@ std::string TreeLine(size_t index, const SpanningTree& tree) {
 
 }  // namespace
 
-TopologyPlan::TopologyPlan(LinkMatrix links, TopologyPlanOptions options)
+TopologyPlan::TopologyPlan(LinkMatrix links, const TopologyPlanOptions& options)
     : links_(std::move(links)), options_(options) {
   links_.set_latency_seconds(std::max(links_.latency_seconds(), options_.min_latency_seconds));
   const int max_trees = options_.max_trees > 0 ? options_.max_trees

@@ -41,7 +41,7 @@ class TopologyPlan {
   // No links known: never trees.
   TopologyPlan() = default;
   // Packs the trees, once. The plan's matrix has at least the options' latency.
-  explicit TopologyPlan(LinkMatrix links, TopologyPlanOptions options = {});
+  explicit TopologyPlan(LinkMatrix links, const TopologyPlanOptions& options = {});
 
   const LinkMatrix& links() const { return links_; }
   const std::vector<SpanningTree>& trees() const { return trees_; }

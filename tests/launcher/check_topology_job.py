@@ -33,7 +33,8 @@ def main():
     if expected != "any":
         wanted = sorted(p for p in expected.split(",") if p)
         assert phases == wanted, f"expected phases {wanted}, the timeline has {sorted(names)}"
-    print(f"  {ranks} ranks right, one float result; topology phases: {', '.join(phases) or 'none'}")
+    listed = ", ".join(phases) or "none"
+    print(f"  {ranks} ranks right, one float result; topology phases: {listed}")
 
 
 if __name__ == "__main__":
