@@ -57,13 +57,6 @@ bool RecordRacks(const std::vector<int>& rack, std::vector<double> uplink, LinkM
     if (!(uplink[r] > 0 && uplink[r] < 0.8 * links_in)) return false;
     uplink[r] = std::max(uplink[r], fastest);
   }
-  for (int u = 0; u < n; ++u) {
-    for (int v = 0; v < n; ++v) {
-      if (u != v && rack[u] != rack[v]) {
-        links->SetLink(u, v, std::min(uplink[rack[u]], uplink[rack[v]]));
-      }
-    }
-  }
   links->SetRacks(rack, std::move(uplink));
   return true;
 }

@@ -16,13 +16,13 @@ namespace horde {
 std::vector<int> FindRacks(const LinkMatrix& links, double fast_fraction = 0.75);
 
 // Records `rack` (one per rank) with `uplink` (each rack's measured rate in, all its
-// ranks receiving from every other rack at once) in `links`, and sets each link between
-// two racks to the slower of their uplinks: what one flow can get through them. Only when
-// every rack's uplink is clearly (below 0.8 of) what the links into it add up to; else the
-// racks are islands of direct links, which the matrix already describes, and `links` is
-// left alone. Timed to the last of many flows, an uplink reads low: it is taken to carry
-// at least the fastest single flow measured across it. Returns whether it recorded the
-// racks.
+// ranks receiving from every other rack at once) in `links`, only when every rack's
+// uplink is clearly (below 0.8 of) what the links into it add up to; else the racks are
+// islands of direct links, which the matrix already describes, and `links` is left alone.
+// The links between racks keep their measured rates (what a pair got while other pairs
+// of its round shared the uplink: low, never above what one flow can get). An uplink is
+// taken to carry at least the fastest single flow measured across it. Returns whether it
+// recorded the racks.
 bool RecordRacks(const std::vector<int>& rack, std::vector<double> uplink, LinkMatrix* links);
 
 }  // namespace horde

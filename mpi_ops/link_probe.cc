@@ -186,14 +186,10 @@ Status LinkProbe::MeasureUplinks(const std::vector<int>& rack, std::vector<doubl
   HORDE_RETURN_IF_ERROR(
       CheckMpi(MPI_Allreduce(MPI_IN_PLACE, mine.data(), 2 * n, MPI_DOUBLE, MPI_MAX, comm_),
                "MPI_Allreduce"));
-  const int racks = 1 + *std::max_element(rack.begin(), rack.end());
-  std::vector<double> bytes(racks, 0.0), seconds(racks, 1e-9);
-  for (int v = 0; v < n; ++v) {
-    bytes[rack[v]] += mine[2 * v];
-    seconds[rack[v]] = std::max(seconds[rack[v]], mine[2 * v + 1]);
-  }
-  uplink->assign(racks, 0.0);
-  for (int r = 0; r < racks; ++r) (*uplink)[r] = bytes[r] / seconds[r];
+  // A rack's rate: its ranks' rates added up (each rank's bytes over its own time; over
+  // the slowest rank's time, a rank left behind would read as a slow uplink).
+  uplink->assign(1 + *std::max_element(rack.begin(), rack.end()), 0.0);
+  for (int v = 0; v < n; ++v) (*uplink)[rack[v]] += mine[2 * v] / std::max(mine[2 * v + 1], 1e-9);
   return Status::Ok();
 }
 

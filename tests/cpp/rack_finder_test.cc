@@ -38,13 +38,13 @@ TEST(RackFinder, OneSwitchOrNoLinksIsNoRacks) {
   EXPECT_TRUE(FindRacks(LinkMatrix(3)).empty());
 }
 
-TEST(RackFinder, RecordsRacksWhoseUplinkBindsAndSetsTheLinksAcross) {
+TEST(RackFinder, RecordsRacksWhoseUplinkBindsAndKeepsTheMeasuredLinks) {
   LinkMatrix links = MeasuredRacks({0, 1, 0, 1});
   ASSERT_TRUE(RecordRacks({0, 1, 0, 1}, {GbitToBytes(0.5), GbitToBytes(0.5)}, &links));
   ASSERT_EQ(links.racks(), 2);
   EXPECT_EQ(links.Rack(2), 0);
   EXPECT_DOUBLE_EQ(links.Uplink(1), GbitToBytes(0.5));
-  EXPECT_DOUBLE_EQ(links.Link(0, 1), GbitToBytes(0.5));
+  EXPECT_DOUBLE_EQ(links.Link(0, 1), MeasuredRacks({0, 1, 0, 1}).Link(0, 1));
   EXPECT_DOUBLE_EQ(links.Link(0, 2), MeasuredRacks({0, 1, 0, 1}).Link(0, 2));
   // An uplink that read below the fastest flow measured across it carries that flow.
   LinkMatrix low = MeasuredRacks({0, 0, 1, 1});
