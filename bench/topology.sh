@@ -28,7 +28,8 @@
 #   TOPOLOGY: a name in bench/topologies/ or bench/fabrics/ (islands4, racks2x2), or a
 #     file; by default the link matrices homogeneous4 islands4 islands4_crossed slow_host4
 #     homogeneous6 islands6 fragmented6 and every fabric of bench/fabrics/
-#   --quick: 16 MiB only, and the 4-host link matrices and the fabrics (about 12 minutes)
+#   --quick: 16 MiB only, and the 4-host link matrices and the fabrics (17 minutes on
+#     2 cores, 2026-11-28; the full run, four sizes and every topology, is longer)
 #   --sizes: the sizes in MiB (default 1,4,16,64)
 #   --results DIR: keep each job's JSON and output there (TOPOLOGY.JOB.json, .log)
 #   --training: instead, training steps (bench/training.py --topology --quick: resnet18
