@@ -52,6 +52,8 @@ class TopologyPlan {
   // The trees rooted at `root` (same edges and rates) predicted faster, by broadcast_margin,
   // than the better of MPI's binomial and scatter-allgather broadcasts.
   bool TreesForBroadcast(int64_t bytes, int element_size, int root) const;
+  // Allreduces smaller than this stay on MPI (TopologyPlanOptions::min_allreduce_bytes).
+  int64_t min_allreduce_bytes() const { return options_.min_allreduce_bytes; }
   // For broadcast: the trees with the same edges and rates, each rooted at `root`.
   std::vector<SpanningTree> TreesRootedAt(int root) const;
   // For the log: the smallest power-of-two size in bytes, from 4 KiB to 1 GiB, from which

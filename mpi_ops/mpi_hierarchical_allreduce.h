@@ -12,10 +12,11 @@ namespace mpi {
 // Allreduce of host tensors in a job of several hosts with the same number of ranks on
 // each, planned over the hosts' links (mpi_ops/job_topology.h): the ranks of a host
 // reduce-scatter the buffer over shared memory, so that each holds one shard reduced over
-// its host; each shard is allreduced across the hosts over the plan's trees, among the
-// ranks with the same local rank (every host's NIC carries the whole buffer once, in
-// shards, and every rank of a host keeps it busy); the host's ranks allgather the shards.
-// Used for the responses whose shards the plan predicts faster on the trees; the others,
+// its host; each shard is allreduced across the hosts among the ranks with the same local
+// rank, over the plan's trees where it predicts them as fast as MPI's algorithms, else
+// with MPI's allreduce (every host's NIC carries the whole buffer once, in shards, and
+// every rank of a host keeps it busy); the host's ranks allgather the shards. Used for
+// buffers from the plan's smallest tree allreduce times the ranks a host; smaller ones,
 // and Adasum, decline to MPI's allreduce. The GPU path would keep the plan and the
 // cross-host step and swap the two shared-memory steps for NCCL's within the node.
 class MpiHierarchicalAllreduce : public MpiTreeAllreduce {

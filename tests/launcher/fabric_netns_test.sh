@@ -10,8 +10,9 @@
 #      topology_job.py) and the same on every rank;
 #   3. two hosts of two ranks each on one switch (bench/fabrics/switch2x2.txt): the hosts'
 #      first ranks measure the links, allreduce reduces within each host over shared
-#      memory, across the hosts over the trees, and gathers within the host again (the
-#      three phases on the timeline), and every result is right.
+#      memory (LOCAL_REDUCESCATTER on the timeline), across the hosts (over the trees for
+#      shards from the plan's threshold, 8 MiB on two hosts; else MPI's allreduce), and
+#      gathers within the host again (LOCAL_ALLGATHER), and every result is right.
 # Needs root (skips, saying why, where namespaces cannot be made) and .venv. About a
 # minute and a half; every bed and job has a time limit.
 set -euo pipefail
@@ -85,6 +86,6 @@ echo "== two hosts of two ranks: allreduce within each host, across over trees, 
 out=$(bed bench/fabrics/switch2x2.txt "$T/hosts" 2>&1) || { echo "$out"; fail "two ranks a host"; }
 grep -E "topology|tree" "$T/hosts/job.out" | sed 's/^/  /' | head -8
 "$PYTHON" tests/launcher/check_topology_job.py "$T/hosts/job.out" "$T/hosts/timeline.json" 4 \
-  LOCAL_REDUCESCATTER,TREE_ALLREDUCE,LOCAL_ALLGATHER || fail "two ranks a host: the job"
+  LOCAL_REDUCESCATTER,TREE_ALLREDUCE?,LOCAL_ALLGATHER || fail "two ranks a host: the job"
 
 echo "== fabric test passed"
