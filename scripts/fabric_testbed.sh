@@ -167,20 +167,14 @@ shape() {  # shape NS DEV KBIT
   tc "${namespace[@]}" qdisc add dev "$2" root handle 1: htb default 1
   netns_htb_class "$1" "$2" 1: 1:1 "$3" "$3"
 }
-bridge() {  # bridge NAME
-  ip link add "$1" type bridge 2>"$T/err" || skip "cannot create a bridge: $(cat "$T/err")"
-  # Frames between the hosts skip the root namespace's firewall (br_netfilter), if any.
-  ip link set "$1" type bridge nf_call_iptables 0 nf_call_ip6tables 0 2>/dev/null || true
-  ip link set "$1" up
-}
 
 nic_kbit=$(kbit "$NIC")
 [ "$nic_kbit" -gt 0 ] || bad_fabric "nic: expected a rate above 0"
-for ((r = 0; r < RACKS; r++)); do bridge "fr$$-$r"; done
+for ((r = 0; r < RACKS; r++)); do netns_bridge "fr$$-$r"; done
 if [ "$RACKS" -gt 1 ]; then
   uplink_kbit=$(kbit "$UPLINK")
   [ "$uplink_kbit" -gt 0 ] || bad_fabric "uplink: expected a rate above 0"
-  bridge "$SPINE"
+  netns_bridge "$SPINE"
   for ((r = 0; r < RACKS; r++)); do
     ip link add "fu$$-$r" mtu "$MTU" type veth peer name "fv$$-$r" mtu "$MTU"
     ip link set "fu$$-$r" master "fr$$-$r" up

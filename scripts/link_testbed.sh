@@ -145,10 +145,7 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-ip link add "$BRIDGE" type bridge 2>"$T/err" || skip "cannot create a bridge: $(cat "$T/err")"
-# Frames between the hosts skip the root namespace's firewall (br_netfilter), if any.
-ip link set "$BRIDGE" type bridge nf_call_iptables 0 nf_call_ip6tables 0 2>/dev/null || true
-ip link set "$BRIDGE" up
+netns_bridge "$BRIDGE"
 for ((i = 0; i < N; i++)); do
   host=host$i
   ns=${NS[$host]}

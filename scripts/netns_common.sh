@@ -21,6 +21,7 @@
 #   on_host HOST COMMAND...      runs COMMAND on HOST (see there)
 #   netns_kill_processes         TERM, then KILL, every process in the namespaces of NS
 #   netns_remove                 deletes the namespaces of NS and $T (after the above)
+#   netns_bridge NAME            makes a bridge in the root namespace and brings it up
 #   netns_htb_class NS DEV PARENT CLASSID RATE_KBIT CEIL_KBIT
 #                                adds an HTB class to DEV in namespace NS ("": the root's)
 # shellcheck shell=bash
@@ -133,4 +134,11 @@ netns_htb_class() {  # netns_htb_class NS DEV PARENT CLASSID RATE_KBIT CEIL_KBIT
   burst=$(awk -v r="$6" 'BEGIN { b = r * 1000 / 8 / 1000; printf "%d", b < 16000 ? 16000 : b }')
   tc "${namespace[@]}" class add dev "$2" parent "$3" classid "$4" htb rate "$5kbit" \
     ceil "$6kbit" burst "$burst" cburst "$burst" quantum 60000
+}
+
+netns_bridge() {  # netns_bridge NAME
+  ip link add "$1" type bridge 2>"$T/err" || skip "cannot create a bridge: $(cat "$T/err")"
+  # Frames between the hosts skip the root namespace's firewall (br_netfilter), if any.
+  ip link set "$1" type bridge nf_call_iptables 0 nf_call_ip6tables 0 2>/dev/null || true
+  ip link set "$1" up
 }
