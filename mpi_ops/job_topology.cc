@@ -4,10 +4,10 @@
 #include <string>
 
 #include "core/logging.h"
-#include "core/shared_link_file.h"
 #include "mpi_ops/host_name.h"
 #include "mpi_ops/link_probe.h"
 #include "mpi_ops/mpi_transport.h"
+#include "topology/shared_link_file.h"
 
 namespace horde {
 namespace mpi {

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "core/config.h"
-#include "core/topology_plan.h"
 #include "mpi_ops/mpi_context.h"
+#include "topology/topology_plan.h"
 
 namespace horde {
 namespace mpi {
@@ -15,7 +15,7 @@ namespace mpi {
 //         the hosts are measured (mpi_ops/link_probe.h; with several ranks a host, by
 //         each host's first rank): a plan with one row per host; a one-host job has
 //         nothing to plan;
-//   FILE  the link matrix in FILE (core/link_matrix.h), one row per rank.
+//   FILE  the link matrix in FILE (topology/link_matrix.h), one row per rank.
 // Collective over `context`, and the same on every rank: a rank that cannot read its file
 // fails init on every rank, naming it. *plan stays null when nothing is planned.
 Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& context,

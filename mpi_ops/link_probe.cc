@@ -4,8 +4,8 @@
 #include <chrono>
 #include <vector>
 
-#include "core/pair_rounds.h"
-#include "core/rack_finder.h"
+#include "topology/pair_rounds.h"
+#include "topology/rack_finder.h"
 
 namespace horde {
 namespace mpi {

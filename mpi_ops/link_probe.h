@@ -1,21 +1,21 @@
 #pragma once
 
-#include "core/link_matrix.h"
 #include "mpi_ops/mpi_context.h"
+#include "topology/link_matrix.h"
 
 namespace horde {
 namespace mpi {
 
 // Measures the links between the ranks of `comm` (one rank per host), so that every rank
 // of it ends with the same matrix: the measurements are agreed, not taken apart.
-//   1. Pairs, in rounds where no rank is in two pairs (core/pair_rounds.h): a few small
+//   1. Pairs, in rounds where no rank is in two pairs (topology/pair_rounds.h): a few small
 //      ping-pongs give the latency, then both ends send kProbeBytes at once, twice, the
 //      faster kept, so each direction is measured while the other is busy, as a tree's
 //      links are used.
 //   2. Every rank sends kAllAtOnceBytes to all others at once, each share in proportion
 //      to the pair's rate: what a rank receives in total, timed to its last byte, shows
 //      a NIC its links share (a limit only when it is clearly below the sum of its links).
-//   3. Racks (core/rack_finder.h): where the pairs fall into groups that reach each other
+//   3. Racks (topology/rack_finder.h): where the pairs fall into groups that reach each other
 //      clearly slower than within, every rank sends kAllAtOnceBytes to the ranks of other
 //      racks at once; what each rack's ranks receive together is its uplink, recorded
 //      when it binds.

@@ -4,11 +4,11 @@
 
 #include "core/collective_op.h"
 #include "core/timeline.h"
-#include "core/topology_plan.h"
 #include "mpi_ops/fusion_buffer.h"
 #include "mpi_ops/mpi_context.h"
 #include "mpi_ops/mpi_datatypes.h"
 #include "mpi_ops/tree_pipeline.h"
+#include "topology/topology_plan.h"
 
 namespace horde {
 namespace mpi {

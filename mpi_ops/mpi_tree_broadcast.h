@@ -4,9 +4,9 @@
 
 #include "core/collective_op.h"
 #include "core/timeline.h"
-#include "core/topology_plan.h"
 #include "mpi_ops/mpi_context.h"
 #include "mpi_ops/tree_pipeline.h"
+#include "topology/topology_plan.h"
 
 namespace horde {
 namespace mpi {

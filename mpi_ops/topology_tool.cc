@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "core/collective_cost.h"
-#include "core/link_bounds.h"
-#include "core/topology_plan.h"
 #include "mpi_ops/host_name.h"
 #include "mpi_ops/link_probe.h"
 #include "mpi_ops/mpi_transport.h"
+#include "topology/collective_cost.h"
+#include "topology/link_bounds.h"
+#include "topology/topology_plan.h"
 
 namespace horde {
 namespace mpi {

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <string>
 
-#include "core/collective_cost.h"
 #include "core/logging.h"
 #include "mpi_ops/idle_backoff.h"
 #include "mpi_ops/mpi_context.h"
+#include "topology/collective_cost.h"
 
 namespace horde {
 namespace mpi {

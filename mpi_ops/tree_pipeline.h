@@ -5,14 +5,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/spanning_tree.h"
 #include "horde/status.h"
 #include "mpi_ops/host_buffer.h"
+#include "topology/spanning_tree.h"
 
 namespace horde {
 namespace mpi {
 
-// Moves one contiguous host buffer over planned spanning trees (core/topology_plan.h)
+// Moves one contiguous host buffer over planned spanning trees (topology/topology_plan.h)
 // with non-blocking point-to-point messages: the buffer is split across the trees by
 // their rates, each tree's share in chunks, and each chunk moves on as soon as what it
 // needs has arrived, so every tree keeps all of its links busy at once.
@@ -35,7 +35,7 @@ class TreePipeline {
   static constexpr int kMaxTrees = 16;
 
   // This rank is `rank` of `comm`; the trees span all of comm's ranks, whose messages
-  // take `latency_seconds` each (it sizes the chunks: core/collective_cost.h).
+  // take `latency_seconds` each (it sizes the chunks: topology/collective_cost.h).
   TreePipeline(MPI_Comm comm, int rank, double latency_seconds);
   ~TreePipeline();
 

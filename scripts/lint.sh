@@ -2,7 +2,7 @@
 # Checks the tree's habits, and says how to fix what it finds:
 #   - clang-format (.clang-format) over every tracked *.cc, *.h and *.cu;
 #   - flake8 (.flake8) over every tracked *.py;
-#   - cppcheck over core/, mpi_ops/ and gpu_ops/ (the checks below).
+#   - cppcheck over core/, topology/, mpi_ops/ and gpu_ops/ (the checks below).
 #   scripts/lint.sh          checks; exits non-zero if any check fails
 #   scripts/lint.sh --fix    applies clang-format to the whole tree first, then checks
 # The tools come from Debian's clang-format, flake8 and cppcheck (scripts/install.sh).
@@ -33,7 +33,7 @@ mapfile -t cxx_files < <(git ls-files '*.cc' '*.h' '*.cu')
 mapfile -t py_files < <(git ls-files '*.py')
 # cppcheck reads the GPU sources (cuda_*.cc, nccl_*.cc) without CUDA's headers, which it
 # does not need; *.cu is CUDA C++ (<<<...>>> launches), which it cannot parse.
-mapfile -t cppcheck_files < <(git ls-files 'core/*.cc' 'mpi_ops/*.cc' 'gpu_ops/*.cc')
+mapfile -t cppcheck_files < <(git ls-files 'core/*.cc' 'topology/*.cc' 'mpi_ops/*.cc' 'gpu_ops/*.cc')
 
 if [ "$fix" = 1 ]; then
   echo "lint: clang-format -i over ${#cxx_files[@]} files"
@@ -61,7 +61,7 @@ if ! flake8 "${py_files[@]}"; then
   failed+=(flake8)
 fi
 
-echo "== cppcheck (${#cppcheck_files[@]} files in core/, mpi_ops/ and gpu_ops/)"
+echo "== cppcheck (${#cppcheck_files[@]} files in core/, topology/, mpi_ops/ and gpu_ops/)"
 # warning: likely bugs; performance: needless copies; portability. Left out: style (its
 # useStlAlgorithm and shadowFunction reports were all noise here). Suppressed:
 # identicalConditionAfterEarlyExit in timeline.cc, its double-checked active() flag (an

@@ -1,6 +1,6 @@
 // Predicted seconds of ring, recursive doubling, binomial and tree collectives, and how
 // the executor splits a tensor across trees.
-#include "core/collective_cost.h"
+#include "topology/collective_cost.h"
 
 #include <gtest/gtest.h>
 

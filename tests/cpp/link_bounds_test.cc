@@ -1,6 +1,6 @@
 // The cut bounds on allreduce and broadcast rates, against known graphs and against an
 // enumeration of every bipartition.
-#include "core/link_bounds.h"
+#include "topology/link_bounds.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/link_matrix.h"
-#include "core/spanning_tree.h"
+#include "topology/link_matrix.h"
+#include "topology/spanning_tree.h"
 
 namespace horde {
 

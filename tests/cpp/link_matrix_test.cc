@@ -1,5 +1,5 @@
 // The link matrix and its text form, which test beds outside C++ read and write too.
-#include "core/link_matrix.h"
+#include "topology/link_matrix.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The small packing linear program that gives the kept trees their exact rates.
-#include "core/packing_lp.h"
+#include "topology/packing_lp.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/pair_rounds.h"
+#include "topology/pair_rounds.h"
 
 #include <gtest/gtest.h>
 

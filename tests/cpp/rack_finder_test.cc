@@ -1,5 +1,5 @@
 // Racks told apart from a probe's pair rates, and recorded only where an uplink binds.
-#include "core/rack_finder.h"
+#include "topology/rack_finder.h"
 
 #include <gtest/gtest.h>
 

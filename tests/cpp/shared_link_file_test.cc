@@ -1,7 +1,7 @@
-// The link matrix file every rank reads from its own host (core/shared_link_file.h) and
-// its mapping onto the job's ranks by host name (core/link_matrix_hosts.h): copies that
+// The link matrix file every rank reads from its own host (topology/shared_link_file.h) and
+// its mapping onto the job's ranks by host name (topology/link_matrix_hosts.h): copies that
 // differ, files of other hosts and several ranks on a host fail on every rank alike.
-#include "core/shared_link_file.h"
+#include "topology/shared_link_file.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/link_matrix_hosts.h"
 #include "tests/cpp/fake_transport.h"
 #include "tests/temp_dir.h"
+#include "topology/link_matrix_hosts.h"
 
 namespace horde {
 namespace {

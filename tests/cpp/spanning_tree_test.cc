@@ -1,5 +1,5 @@
 // A spanning tree's shape: children, height, and the same tree rooted elsewhere.
-#include "core/spanning_tree.h"
+#include "topology/spanning_tree.h"
 
 #include <gtest/gtest.h>
 

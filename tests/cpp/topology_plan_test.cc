@@ -1,13 +1,13 @@
 // When the planner picks trees over ring, recursive doubling and binomial broadcast.
-#include "core/topology_plan.h"
+#include "topology/topology_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/collective_cost.h"
 #include "tests/cpp/link_graphs.h"
+#include "topology/collective_cost.h"
 
 namespace horde {
 namespace {

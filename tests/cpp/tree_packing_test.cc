@@ -1,13 +1,13 @@
 // Packing spanning trees for allreduce over known graphs, each against its cut bound.
-#include "core/tree_packing.h"
+#include "topology/tree_packing.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "core/link_bounds.h"
 #include "tests/cpp/link_graphs.h"
+#include "topology/link_bounds.h"
 
 namespace horde {
 namespace {

@@ -13,11 +13,11 @@
 #include <string>
 
 #include "core/api.h"
-#include "core/topology_plan.h"
 #include "mpi_ops/make_runtime.h"
 #include "mpi_ops/mpi_tree_allreduce.h"
 #include "mpi_ops/mpi_tree_broadcast.h"
 #include "tests/mpi/collective_runner.h"
+#include "topology/topology_plan.h"
 
 namespace {
 

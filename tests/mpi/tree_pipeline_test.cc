@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/spanning_tree.h"
+#include "topology/spanning_tree.h"
 
 namespace horde {
 namespace mpi {

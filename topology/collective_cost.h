@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/link_matrix.h"
-#include "core/spanning_tree.h"
+#include "topology/link_matrix.h"
+#include "topology/spanning_tree.h"
 
 namespace horde {
 
 // Predicted seconds of collectives over `links`, so that the choice between algorithms
-// (core/topology_plan.h) is made by predicted time. The alpha-beta model: a message over
+// (topology/topology_plan.h) is made by predicted time. The alpha-beta model: a message over
 // a link costs the matrix's latency plus bytes / bandwidth, where a link's usable
 // bandwidth, when each end uses k links at once, is min(Link, Nic(end) / k) over both
 // ends: k is 1 in ring, recursive doubling and binomial steps (one send and one receive

@@ -1,4 +1,4 @@
-#include "core/link_matrix_hosts.h"
+#include "topology/link_matrix_hosts.h"
 
 #include <algorithm>
 

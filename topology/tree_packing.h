@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "core/link_matrix.h"
-#include "core/spanning_tree.h"
+#include "topology/link_matrix.h"
+#include "topology/spanning_tree.h"
 
 namespace horde {
 
@@ -16,7 +16,7 @@ namespace horde {
 // minimum spanning tree under exponential lengths of the edges, plus each NIC-limited
 // end's length, since a tree's NIC cost at v is deg_v x its length), weighted by what
 // each carried. The heaviest few candidates get exact rates from a small linear program
-// (core/packing_lp.h); the tree of least rate is dropped and the rates solved again until
+// (topology/packing_lp.h); the tree of least rate is dropped and the rates solved again until
 // at most `max_trees` remain (rates re-solved for the kept trees, rather than the
 // fractional packing scaled down, which would lose what the dropped trees carried).
 // Then column generation within `max_trees`: the minimum spanning tree under the

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "core/link_matrix.h"
 #include "horde/status.h"
+#include "topology/link_matrix.h"
 
 namespace horde {
 

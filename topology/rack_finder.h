@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/link_matrix.h"
+#include "topology/link_matrix.h"
 
 namespace horde {
 

@@ -1,4 +1,4 @@
-#include "core/rack_finder.h"
+#include "topology/rack_finder.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "core/collective_cost.h"
+#include "topology/collective_cost.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/packing_lp.h"
+#include "topology/packing_lp.h"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 
 namespace horde {
 
-// One tree of a topology-aware collective (core/tree_packing.h): allreduce reduces up it
+// One tree of a topology-aware collective (topology/tree_packing.h): allreduce reduces up it
 // to the root and broadcasts back down; broadcast only goes down.
 struct SpanningTree {
   int root = 0;

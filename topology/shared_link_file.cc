@@ -1,12 +1,12 @@
-#include "core/shared_link_file.h"
+#include "topology/shared_link_file.h"
 
 #include <fstream>
 #include <sstream>
 #include <vector>
 
-#include "core/link_matrix_hosts.h"
 #include "core/rank_agreement.h"
 #include "core/rank_names.h"
+#include "topology/link_matrix_hosts.h"
 
 namespace horde {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/link_matrix.h"
-#include "core/spanning_tree.h"
+#include "topology/link_matrix.h"
+#include "topology/spanning_tree.h"
 
 namespace horde {
 
@@ -32,9 +32,9 @@ struct TopologyPlanOptions {
   int64_t min_allreduce_bytes = 64 << 10;
 };
 
-// Whether to run a collective over packed spanning trees (core/tree_packing.h) or leave
+// Whether to run a collective over packed spanning trees (topology/tree_packing.h) or leave
 // it to MPI's ring, recursive doubling or binomial tree, by predicted time
-// (core/collective_cost.h). Every rank builds it from the same matrix, so every rank
+// (topology/collective_cost.h). Every rank builds it from the same matrix, so every rank
 // decides alike.
 class TopologyPlan {
  public:
@@ -60,7 +60,7 @@ class TopologyPlan {
   // trees win allreduce of float32, or -1 if they never do.
   int64_t AllreduceThresholdBytes() const;
   // Lines for the log and `horde-topology plan`: each tree (root, parents, rate), the
-  // trees' total rate, the cut bound (core/link_bounds.h), and the predicted allreduce
+  // trees' total rate, the cut bound (topology/link_bounds.h), and the predicted allreduce
   // milliseconds of ring, recursive doubling, trees and the bound at 1, 4, 16 and 64 MiB.
   std::string Describe() const;
 

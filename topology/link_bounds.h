@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/link_matrix.h"
+#include "topology/link_matrix.h"
 
 namespace horde {
 

@@ -1,4 +1,4 @@
-#include "core/link_bounds.h"
+#include "topology/link_bounds.h"
 
 #include <algorithm>
 #include <cmath>

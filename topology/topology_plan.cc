@@ -1,12 +1,12 @@
-#include "core/topology_plan.h"
+#include "topology/topology_plan.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <utility>
 
-#include "core/collective_cost.h"
-#include "core/link_bounds.h"
-#include "core/tree_packing.h"
+#include "topology/collective_cost.h"
+#include "topology/link_bounds.h"
+#include "topology/tree_packing.h"
 
 namespace horde {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/spanning_tree.h"
+#include "topology/spanning_tree.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "core/tree_packing.h"
+#include "topology/tree_packing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/packing_lp.h"
+#include "topology/packing_lp.h"
 
 namespace horde {
 namespace {

@@ -8,13 +8,13 @@
 namespace horde {
 
 // Link bandwidths between ranks, measured at init or read from a file: what the
-// topology-aware collectives (core/tree_packing.h) are planned over.
+// topology-aware collectives (topology/tree_packing.h) are planned over.
 //
 // The text form (Parse, Format), also read by test beds outside C++:
 //   # comments start with '#'; blank lines ignored
 //   latency_us 40            # optional, default 0
 //   hosts a b c d            # optional: the host of each row, which the job maps its
-//                            # ranks onto by host name (core/link_matrix_hosts.h)
+//                            # ranks onto by host name (topology/link_matrix_hosts.h)
 //   nic 10 10 10 10          # optional: per-rank NIC limit in Gbit/s, 0 = none
 //   racks 0 0 1 1            # optional: the rack of each row, numbered from 0; racks
 //   uplink 0.5 0.5           # reach each other only through their uplinks (Gbit/s per

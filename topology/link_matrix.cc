@@ -1,4 +1,4 @@
-#include "core/link_matrix.h"
+#include "topology/link_matrix.h"
 
 #include <algorithm>
 #include <charconv>
