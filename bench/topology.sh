@@ -8,7 +8,7 @@
 #     both ways, one or several ranks a host): scripts/fabric_testbed.sh.
 # The jobs: HORDE_TOPOLOGY=auto (horde's default: the probe, then trees where its plan
 # predicts them faster), HORDE_TOPOLOGY=FILE with the bed's own matrix (the plan from
-# the true links; skipped with several ranks a host), HORDE_TOPOLOGY=off (horde on
+# the true links; with several ranks a host, the hosts'), HORDE_TOPOLOGY=off (horde on
 # MPI_Allreduce), and, with Open MPI, one job for each of its tuned allreduce algorithms
 # (recursive doubling, ring, segmented ring, Rabenseifner: --mca
 # coll_tuned_allreduce_algorithm 3, 4, 5, 6), the algorithms a user can choose with one
@@ -132,8 +132,7 @@ IFS=, read -ra hosts <<<"$TESTBED_HOSTS"
 ranks=0
 for slot in ${TESTBED_SLOTS//,/ }; do ranks=$((ranks + ${slot##*:})); done
 cp "$TESTBED_MATRIX" "$BENCH_OUT.matrix"
-jobs=(auto off)
-[ "$ranks" -ne "${#hosts[@]}" ] || jobs+=(file)
+jobs=(auto off file)
 for k in $BENCH_ALGORITHMS; do jobs+=("mpi$k"); done
 code=0
 for job in "${jobs[@]}"; do

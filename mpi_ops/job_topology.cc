@@ -62,6 +62,16 @@ Status MeasureHosts(const MpiContext& context, LinkMatrix* links) {
   return LinkMatrix::Parse(text, links);
 }
 
+// A file's rows are hosts when they are fewer than the ranks; the hierarchical allreduce runs
+// them over MPI's grouping of ranks by shared memory, so the two must agree.
+Status CheckHostsAgree(const Topology& topology, const LinkMatrix& links) {
+  if (links.size() == topology.size || links.size() == topology.cross_size) return Status::Ok();
+  return Status::InvalidArgument(
+      "HORDE_TOPOLOGY: the host names put this job's ranks on " + std::to_string(links.size()) +
+      " hosts, MPI's shared-memory grouping on " + std::to_string(topology.cross_size) +
+      " (every host needs its own host name)");
+}
+
 }  // namespace
 
 Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& context,
@@ -87,6 +97,7 @@ Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& 
   } else {
     MpiTransport transport(context);
     HORDE_RETURN_IF_ERROR(ReadSharedLinkFile(&transport, config.topology, HostName(), &links));
+    HORDE_RETURN_IF_ERROR(CheckHostsAgree(topology, links));
   }
   auto planned = std::make_shared<const TopologyPlan>(std::move(links));
   if (log) HORDE_LOG(kInfo) << "topology:\n" << planned->Describe();

@@ -83,7 +83,7 @@ Status ReadSharedLinkFile(Transport* transport, const std::string& path, const s
   if (first != "ok") return Status::InvalidArgument(verdict.substr(first.size() + 1));
   std::vector<std::string> hosts;
   for (std::string line; std::getline(lines, line);) hosts.push_back(line);
-  const Status matched = MatchLinkMatrixToRanks(parsed, hosts, links);
+  const Status matched = MatchLinkMatrixToJob(parsed, hosts, links);
   if (!matched.ok()) {
     return Status::InvalidArgument("HORDE_TOPOLOGY: '" + path + "' " + matched.message());
   }

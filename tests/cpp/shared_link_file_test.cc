@@ -1,6 +1,7 @@
 // The link matrix file every rank reads from its own host (topology/shared_link_file.h) and
-// its mapping onto the job's ranks by host name (topology/link_matrix_hosts.h): copies that
-// differ, files of other hosts and several ranks on a host fail on every rank alike.
+// its mapping onto the job by host name (topology/link_matrix_hosts.h): one row per rank, or
+// per host with several ranks a host; copies that differ, files of other hosts and
+// placements the plan cannot serve fail on every rank alike.
 #include "topology/shared_link_file.h"
 
 #include <gtest/gtest.h>
@@ -65,6 +66,7 @@ TEST(SharedLinkFile, RanksTakeTheRowsOfTheirHostsInAnyOrder) {
 TEST(SharedLinkFile, UnnamedRowsAreRanksInOrder) {
   test::TempDir dir;
   const std::string path = Write(dir, "links.txt", "- 1\n1 -\n");
+  // Ranks sharing a host keep a row each: how trees are tried on one machine.
   const Read read = ReadOnRanks({path, path}, {"x", "x"});
   ASSERT_TRUE(read.status[1].ok()) << read.status[1].message();
   EXPECT_DOUBLE_EQ(read.links[1].Link(1, 0), 1e9 / 8);
@@ -87,7 +89,7 @@ TEST(SharedLinkFile, AStaleCopyOnOneHostFailsEveryRank) {
           "(horderun --probe-topology writes one)");
 }
 
-TEST(SharedLinkFile, AFileOfOtherHostsOrOfSeveralRanksPerHostFailsEveryRank) {
+TEST(SharedLinkFile, AFileOfOtherHostsFailsEveryRank) {
   test::TempDir dir;
   const std::string path = Write(dir, "links.txt", kNamed);
   ExpectSameErrorEverywhere(
@@ -95,9 +97,52 @@ TEST(SharedLinkFile, AFileOfOtherHostsOrOfSeveralRanksPerHostFailsEveryRank) {
       "HORDE_TOPOLOGY: '" + path +
           "' names the hosts a, b, c; rank 1 runs on 'd', which it does "
           "not name (a matrix of other hosts: probe this job's with horderun --probe-topology)");
+}
+
+TEST(SharedLinkFile, SeveralRanksAHostTakeOneRowPerHostInTheOrderOfTheirFirstRanks) {
+  test::TempDir dir;
+  const std::string path = Write(dir, "links.txt", kNamed);
+  // Ranks placed by slot (c c a a) and round-robin (c a c a) list the hosts alike.
+  for (const auto& hosts : {std::vector<std::string>{"c", "c", "a", "a"},
+                            std::vector<std::string>{"c", "a", "c", "a"}}) {
+    const Read read = ReadOnRanks(std::vector<std::string>(4, path), hosts);
+    for (int r = 0; r < 4; ++r) {
+      ASSERT_TRUE(read.status[r].ok()) << read.status[r].message();
+      ASSERT_EQ(read.links[r].size(), 2);
+      EXPECT_DOUBLE_EQ(read.links[r].Link(0, 1), 2e9 / 8);  // c to a
+      EXPECT_EQ(read.links[r].hosts(), (std::vector<std::string>{"c", "a"}));
+    }
+  }
+  const std::string unnamed = Write(dir, "unnamed.txt", "- 1\n1 -\n");
+  const Read read = ReadOnRanks(std::vector<std::string>(4, unnamed), {"x", "x", "y", "y"});
+  ASSERT_TRUE(read.status[3].ok()) << read.status[3].message();
+  EXPECT_EQ(read.links[3].size(), 2);
   ExpectSameErrorEverywhere(
-      ReadOnRanks({path, path}, {"b", "b"}),
-      "HORDE_TOPOLOGY: '" + path + "' describes one rank per host; ranks 0 and 1 both run on 'b'");
+      ReadOnRanks(std::vector<std::string>(4, path), {"x", "x", "y", "y"}),
+      "HORDE_TOPOLOGY: '" + path +
+          "' names the hosts a, b, c; rank 0 runs on 'x', which it does "
+          "not name (a matrix of other hosts: probe this job's with horderun --probe-topology)");
+  const std::string three = Write(dir, "three.txt", "- 1 1\n1 - 1\n1 1 -\n");
+  ExpectSameErrorEverywhere(ReadOnRanks(std::vector<std::string>(4, three), {"x", "x", "y", "y"}),
+                            "HORDE_TOPOLOGY: '" + three +
+                                "' has links for 3 ranks; this job has 4 ranks on 2 hosts (rows "
+                                "are ranks in order, or hosts in the order of their first "
+                                "ranks, unless a 'hosts' line names them)");
+}
+
+TEST(SharedLinkFile, HostsWithUnevenRanksOrCrossedPlacementFailEveryRank) {
+  test::TempDir dir;
+  const std::string path = Write(dir, "links.txt", kNamed);
+  ExpectSameErrorEverywhere(
+      ReadOnRanks(std::vector<std::string>(3, path), {"b", "b", "a"}),
+      "HORDE_TOPOLOGY: '" + path +
+          "' plans trees between hosts that run as many ranks each; this job runs 2 on 'b' and "
+          "1 on 'a' (HORDE_TOPOLOGY=off keeps collectives on MPI)");
+  ExpectSameErrorEverywhere(
+      ReadOnRanks(std::vector<std::string>(4, path), {"a", "b", "b", "a"}),
+      "HORDE_TOPOLOGY: '" + path +
+          "' needs the hosts' k-th ranks in the order of their first ranks; rank 2 on 'b' comes "
+          "before rank 3 on 'a' (place ranks by host or by slot, or set HORDE_TOPOLOGY=off)");
 }
 
 TEST(SharedLinkFile, AFileMissingOnOneHostFailsEveryRank) {

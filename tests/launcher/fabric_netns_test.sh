@@ -12,7 +12,8 @@
 #      first ranks measure the links, allreduce reduces within each host over shared
 #      memory (LOCAL_REDUCESCATTER on the timeline), across the hosts (over the trees for
 #      shards from the plan's threshold, 8 MiB on two hosts; else MPI's allreduce), and
-#      gathers within the host again (LOCAL_ALLGATHER), and every result is right.
+#      gathers within the host again (LOCAL_ALLGATHER), and every result is right; the
+#      same planned from the bed's matrix file, which names the hosts (HORDE_TOPOLOGY=FILE).
 # Needs root (skips, saying why, where namespaces cannot be made) and .venv. About a
 # minute and a half; every bed and job has a time limit.
 set -euo pipefail
@@ -59,33 +60,42 @@ if [ -n "${RATES:-}" ]; then
 fi
 ranks=0
 for slot in ${TESTBED_SLOTS//,/ }; do ranks=$((ranks + ${slot##*:})); done
-HORDE_LOG_LEVEL=info HORDE_TIMELINE=$TESTBED_DIR/timeline.json timeout 240 "$HORDERUN" \
-  -np "$ranks" -H "$TESTBED_SLOTS" "${ssh_args[@]}" --network-interface "$TESTBED_IFACE" \
-  "$PYTHON" "$ROOT/tests/launcher/topology_job.py" >"$OUT_DIR/job.out" 2>&1 ||
-  { cat "$OUT_DIR/job.out"; exit 1; }
-cp "$TESTBED_DIR/timeline.json" "$OUT_DIR/"
+job() {  # job NAME HORDE_TOPOLOGY: NAME.out and NAME.json in OUT_DIR
+  HORDE_TOPOLOGY=$2 HORDE_LOG_LEVEL=info HORDE_TIMELINE=$TESTBED_DIR/timeline.json \
+    timeout 240 "$HORDERUN" -np "$ranks" -H "$TESTBED_SLOTS" "${ssh_args[@]}" \
+    --network-interface "$TESTBED_IFACE" "$PYTHON" "$ROOT/tests/launcher/topology_job.py" \
+    >"$OUT_DIR/$1.out" 2>&1 || { cat "$OUT_DIR/$1.out"; exit 1; }
+  cp "$TESTBED_DIR/timeline.json" "$OUT_DIR/$1.json"
+}
+job auto auto
+# With FILE_TOO, again planned from the bed's own matrix (it names the hosts).
+if [ -n "${FILE_TOO:-}" ]; then job file "$TESTBED_MATRIX"; fi
 SH
 
-bed() {  # bed FABRIC OUT_DIR [RATES]
+bed() {  # bed FABRIC OUT_DIR [RATES [FILE_TOO]]
   mkdir -p "$2"
   timeout 400 scripts/fabric_testbed.sh -q "$1" -- \
-    env OUT_DIR="$2" RATES="${3:-}" bash "$T/inside.sh"
+    env OUT_DIR="$2" RATES="${3:-}" FILE_TOO="${4:-}" bash "$T/inside.sh"
 }
 
 echo "== two racks, ranks crossed: the bed shares NICs and uplinks; the probe finds racks"
 out=$(bed bench/fabrics/racks2x2_crossed.txt "$T/racks" rates 2>&1) || { echo "$out"; fail "racks"; }
 echo "$out"
 if grep -q '^SKIP' <<<"$out"; then exit 0; fi
-grep -E "topology|racks|tree" "$T/racks/job.out" | sed 's/^/  /' | head -12
-grep -q "  racks 0 1 0 1; uplinks" "$T/racks/job.out" ||
+grep -E "topology|racks|tree" "$T/racks/auto.out" | sed 's/^/  /' | head -12
+grep -q "  racks 0 1 0 1; uplinks" "$T/racks/auto.out" ||
   fail "the plan names no racks 0 1 0 1 (the probe did not find them)"
-"$PYTHON" tests/launcher/check_topology_job.py "$T/racks/job.out" "$T/racks/timeline.json" 4 \
+"$PYTHON" tests/launcher/check_topology_job.py "$T/racks/auto.out" "$T/racks/auto.json" 4 \
   TREE_ALLREDUCE,TREE_BROADCAST || fail "racks: the job"
 
 echo "== two hosts of two ranks: allreduce within each host, across over trees, and back"
-out=$(bed bench/fabrics/switch2x2.txt "$T/hosts" 2>&1) || { echo "$out"; fail "two ranks a host"; }
-grep -E "topology|tree" "$T/hosts/job.out" | sed 's/^/  /' | head -8
-"$PYTHON" tests/launcher/check_topology_job.py "$T/hosts/job.out" "$T/hosts/timeline.json" 4 \
-  LOCAL_REDUCESCATTER,TREE_ALLREDUCE?,LOCAL_ALLGATHER || fail "two ranks a host: the job"
+out=$(bed bench/fabrics/switch2x2.txt "$T/hosts" "" file 2>&1) ||
+  { echo "$out"; fail "two ranks a host"; }
+for mode in auto file; do
+  echo "  HORDE_TOPOLOGY=$mode:"
+  grep -E "topology|tree" "$T/hosts/$mode.out" | sed 's/^/    /' | head -8
+  "$PYTHON" tests/launcher/check_topology_job.py "$T/hosts/$mode.out" "$T/hosts/$mode.json" 4 \
+    LOCAL_REDUCESCATTER,TREE_ALLREDUCE?,LOCAL_ALLGATHER || fail "two ranks a host, $mode: the job"
+done
 
 echo "== fabric test passed"
