@@ -12,9 +12,9 @@
 #include "mpi_ops/mpi_barrier.h"
 #include "mpi_ops/mpi_broadcast.h"
 #include "mpi_ops/mpi_hierarchical_allreduce.h"
+#include "mpi_ops/mpi_planned_allreduce.h"
 #include "mpi_ops/mpi_reducescatter.h"
 #include "mpi_ops/mpi_transport.h"
-#include "mpi_ops/mpi_tree_allreduce.h"
 #include "mpi_ops/mpi_tree_broadcast.h"
 
 namespace horde {
@@ -42,8 +42,8 @@ Status RuntimeOver(const Config& config, const std::shared_ptr<MpiContext>& cont
     ops->Register(OpType::kAllreduce, std::make_unique<MpiHierarchicalAllreduce>(
                                           context, types, timeline, fusion_buffer, plan));
   } else if (plan && !plan->trees().empty()) {
-    ops->Register(OpType::kAllreduce, std::make_unique<MpiTreeAllreduce>(context, types, timeline,
-                                                                         fusion_buffer, plan));
+    ops->Register(OpType::kAllreduce, std::make_unique<MpiPlannedAllreduce>(
+                                          context, types, timeline, fusion_buffer, plan));
     ops->Register(OpType::kBroadcast, std::make_unique<MpiTreeBroadcast>(context, timeline, plan));
   }
   ops->Register(OpType::kAllreduce,

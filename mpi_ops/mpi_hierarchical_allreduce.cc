@@ -11,8 +11,8 @@ MpiHierarchicalAllreduce::MpiHierarchicalAllreduce(std::shared_ptr<MpiContext> c
                                                    std::shared_ptr<Timeline> timeline,
                                                    std::shared_ptr<FusionBuffer> fusion_buffer,
                                                    std::shared_ptr<const TopologyPlan> plan)
-    : MpiTreeAllreduce(context->cross(), context, std::move(types), std::move(timeline),
-                       std::move(fusion_buffer), std::move(plan)) {}
+    : MpiPlannedAllreduce(context->cross(), context, std::move(types), std::move(timeline),
+                          std::move(fusion_buffer), std::move(plan)) {}
 
 bool MpiHierarchicalAllreduce::Enabled(const Response& response,
                                        const std::vector<TensorEntry>& entries) const {
@@ -47,18 +47,8 @@ Status MpiHierarchicalAllreduce::Combine(char* data, int64_t count, const Respon
       CheckMpi(MPI_Reduce_scatter(data, shard, counts_.data(), type,
                                   types().Op(response.dtype, response.reduce_op), local),
                "MPI_Reduce_scatter (within the host)"));
-  // Across the hosts: over the trees where the plan predicts them as fast as MPI's (two
-  // hosts have one link: MPI's exchange is as good), else MPI's allreduce.
-  if (plan().TreesForAllreduce(counts_[me] * element_size, static_cast<int>(element_size))) {
-    timeline().ActivityStart(response.names, "TREE_ALLREDUCE");
-    HORDE_RETURN_IF_ERROR(CombineOverTrees(shard, counts_[me], response));
-  } else {
-    timeline().ActivityStart(response.names, "MPI_ALLREDUCE");
-    HORDE_RETURN_IF_ERROR(
-        CheckMpi(MPI_Allreduce(MPI_IN_PLACE, shard, counts_[me], type,
-                               types().Op(response.dtype, response.reduce_op), context()->cross()),
-                 "MPI_Allreduce (across the hosts)"));
-  }
+  // Across the hosts, as the plan says for a shard: trees, ring or MPI's allreduce.
+  HORDE_RETURN_IF_ERROR(CombineAsPlanned(shard, counts_[me], response));
   std::memcpy(data + offsets_[me] * element_size, shard, counts_[me] * element_size);
   timeline().ActivityStart(response.names, "LOCAL_ALLGATHER");
   return CheckMpi(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts_.data(),

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "mpi_ops/host_buffer.h"
-#include "mpi_ops/mpi_tree_allreduce.h"
+#include "mpi_ops/mpi_planned_allreduce.h"
 
 namespace horde {
 namespace mpi {
@@ -13,13 +13,13 @@ namespace mpi {
 // each, planned over the hosts' links (mpi_ops/job_topology.h): the ranks of a host
 // reduce-scatter the buffer over shared memory, so that each holds one shard reduced over
 // its host; each shard is allreduced across the hosts among the ranks with the same local
-// rank, over the plan's trees where it predicts them as fast as MPI's algorithms, else
-// with MPI's allreduce (every host's NIC carries the whole buffer once, in shards, and
+// rank, as the plan says for its size (trees, ring in host order, or MPI's allreduce;
+// every host's NIC carries the whole buffer once, in shards, and
 // every rank of a host keeps it busy); the host's ranks allgather the shards. Used for
 // buffers from the plan's smallest tree allreduce times the ranks a host; smaller ones,
 // and Adasum, decline to MPI's allreduce. The GPU path would keep the plan and the
 // cross-host step and swap the two shared-memory steps for NCCL's within the node.
-class MpiHierarchicalAllreduce : public MpiTreeAllreduce {
+class MpiHierarchicalAllreduce : public MpiPlannedAllreduce {
  public:
   // `plan` spans the hosts, in the order of context->cross().
   MpiHierarchicalAllreduce(std::shared_ptr<MpiContext> context, std::shared_ptr<MpiDatatypes> types,

@@ -1,6 +1,7 @@
 #include "topology/topology_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -44,12 +45,17 @@ TopologyPlan::TopologyPlan(LinkMatrix links, const TopologyPlanOptions& options)
   trees_ = PackSpanningTrees(links_, max_trees);
 }
 
-bool TopologyPlan::TreesForAllreduce(int64_t bytes, int element_size) const {
-  if (trees_.empty() || bytes < options_.min_allreduce_bytes) return false;
-  const double others = std::min(RingAllreduceSeconds(links_, bytes),
-                                 RecursiveDoublingAllreduceSeconds(links_, bytes));
-  return TreesAllreduceSeconds(links_, trees_, bytes, element_size) * options_.allreduce_margin <
-         others;
+TopologyPlan::Allreduce TopologyPlan::AllreduceFor(int64_t bytes, int element_size) const {
+  if (trees_.empty() || bytes < options_.min_allreduce_bytes) return Allreduce::kMpi;
+  const double ring = RingAllreduceSeconds(links_, bytes);
+  const double doubling = RecursiveDoublingAllreduceSeconds(links_, bytes);
+  if (TreesAllreduceSeconds(links_, trees_, bytes, element_size) * options_.allreduce_margin <
+      std::min(ring, doubling)) {
+    return Allreduce::kTrees;
+  }
+  // A ring over a missing link never ends.
+  return std::isfinite(ring) && ring <= doubling * options_.ring_margin ? Allreduce::kRing
+                                                                        : Allreduce::kMpi;
 }
 
 bool TopologyPlan::TreesForBroadcast(int64_t bytes, int element_size, int root) const {
@@ -71,6 +77,18 @@ int64_t TopologyPlan::AllreduceThresholdBytes() const {
     if (TreesForAllreduce(bytes, kFloat32)) return bytes;
   }
   return -1;
+}
+
+std::string TopologyPlan::RingLine() const {
+  int64_t from = -1, to = -1;
+  for (int64_t bytes = 4 << 10; bytes <= (int64_t{1} << 30); bytes *= 2) {
+    if (AllreduceFor(bytes, kFloat32) != Allreduce::kRing) continue;
+    if (from < 0) from = bytes;
+    to = bytes;
+  }
+  if (from < 0) return "";
+  return "  ring in rank order runs allreduce (float32) from " + Size(from) +
+         (to < (int64_t{1} << 30) ? " to " + Size(to) : "") + "\n";
 }
 
 std::string TopologyPlan::Describe() const {
@@ -109,7 +127,7 @@ std::string TopologyPlan::Describe() const {
   const int64_t threshold = AllreduceThresholdBytes();
   text += threshold < 0 ? "  trees never win allreduce (float32) up to 1 GiB\n"
                         : "  trees win allreduce (float32) from " + Size(threshold) + "\n";
-  return text;
+  return text + RingLine();
 }
 
 }  // namespace horde

@@ -15,11 +15,17 @@ struct TopologyPlanOptions {
   // 0.54 of 0.6 Gbit/s on 6 ranks, six reached it.
   int max_trees = 0;
   // Allreduce runs on the trees when they are predicted at least this many times as fast
-  // as the better of ring and recursive doubling: below 1, trees that tie the ring (a
-  // switch, where both reach the NICs' bound) are used too. MPI's default for large
-  // tensors is often neither (Open MPI 4.1 on 4 hosts behind a switch: 1.5x slower than
-  // its own ring), and trees planned from the true links ran as fast as that ring.
-  double allreduce_margin = 0.95;
+  // as the better of ring and recursive doubling. Behind one switch trees and ring both
+  // reach the NICs' bound, and a ring in rank order is the safer of the two: racks whose
+  // uplinks run as fast as one flow look like one switch to the probe, and there trees
+  // that cross the uplinks at will ran 1.8x slower than the ring (6 hosts in racks of 3).
+  double allreduce_margin = 1.1;
+  // Where trees do not win, large allreduces run on horde's ring when it is predicted at
+  // most this many times slower than recursive doubling. The model's recursive doubling
+  // is Rabenseifner's, which behind a switch ties the ring in bandwidth and saves latency,
+  // but MPI's default for large buffers is often neither (Open MPI 4.1 behind one switch
+  // of 4 to 8 hosts: 1.4x to 3.2x slower than its own ring, which horde's ring matches).
+  double ring_margin = 1.1;
   // Broadcast runs on the trees when they are predicted this many times faster than
   // MPI's binomial and scatter-allgather broadcasts, whose default is a good one.
   double broadcast_margin = 1.25;
@@ -32,8 +38,8 @@ struct TopologyPlanOptions {
   int64_t min_allreduce_bytes = 64 << 10;
 };
 
-// Whether to run a collective over packed spanning trees (topology/tree_packing.h) or leave
-// it to MPI's ring, recursive doubling or binomial tree, by predicted time
+// Whether to run a collective over packed spanning trees (topology/tree_packing.h), on a ring
+// in rank order (allreduce), or leave it to MPI's algorithms, by predicted time
 // (topology/collective_cost.h). Every rank builds it from the same matrix, so every rank
 // decides alike.
 class TopologyPlan {
@@ -46,9 +52,15 @@ class TopologyPlan {
   const LinkMatrix& links() const { return links_; }
   const std::vector<SpanningTree>& trees() const { return trees_; }
 
-  // Trees predicted as fast, by allreduce_margin, as the better of ring and recursive
-  // doubling.
-  bool TreesForAllreduce(int64_t bytes, int element_size) const;
+  // How an allreduce of `bytes` runs: on the trees when they are predicted faster, by
+  // allreduce_margin, than the better of ring and recursive doubling; else on horde's ring
+  // in rank order where it is predicted within ring_margin of recursive doubling; else,
+  // and below min_allreduce_bytes, with MPI's own allreduce.
+  enum class Allreduce { kMpi, kRing, kTrees };
+  Allreduce AllreduceFor(int64_t bytes, int element_size) const;
+  bool TreesForAllreduce(int64_t bytes, int element_size) const {
+    return AllreduceFor(bytes, element_size) == Allreduce::kTrees;
+  }
   // The trees rooted at `root` (same edges and rates) predicted faster, by broadcast_margin,
   // than the better of MPI's binomial and scatter-allgather broadcasts.
   bool TreesForBroadcast(int64_t bytes, int element_size, int root) const;
@@ -61,10 +73,13 @@ class TopologyPlan {
   int64_t AllreduceThresholdBytes() const;
   // Lines for the log and `horde-topology plan`: each tree (root, parents, rate), the
   // trees' total rate, the cut bound (topology/link_bounds.h), and the predicted allreduce
-  // milliseconds of ring, recursive doubling, trees and the bound at 1, 4, 16 and 64 MiB.
+  // milliseconds of ring, recursive doubling, trees and the bound at 1, 4, 16 and 64 MiB,
+  // and the sizes that run on trees and on the ring.
   std::string Describe() const;
 
  private:
+  std::string RingLine() const;
+
   LinkMatrix links_;
   TopologyPlanOptions options_;
   std::vector<SpanningTree> trees_;

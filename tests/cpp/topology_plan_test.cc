@@ -1,4 +1,5 @@
-// When the planner picks trees over ring, recursive doubling and binomial broadcast.
+// When the planner picks trees, its ring or MPI's algorithms (recursive doubling, binomial
+// broadcast).
 #include "topology/topology_plan.h"
 
 #include <gtest/gtest.h>
@@ -35,29 +36,37 @@ TEST(TopologyPlan, OneRankOrDisconnectedRanksNeverTrees) {
             "topology plan: 4 ranks, no trees (the links do not connect every rank)\n");
 }
 
-TEST(TopologyPlan, ASwitchUsesTreesThatTieTheRingForLargeTensorsOnly) {
-  // Every rank behind one NIC of B on a switch: the ring is optimal, and trees that carry
-  // each NIC's share as fast tie it (MPI's default may not be its ring: trees are kept);
-  // small tensors, where the trees' fill costs more, stay on MPI.
-  for (int n : {4, 6}) {
+TEST(TopologyPlan, ASwitchRunsLargeTensorsOnTheRingInRankOrder) {
+  // Every rank behind one NIC of B on a switch: the ring is optimal and trees at best tie
+  // it, so large tensors take the ring in rank order (safe where racks hide behind uplinks
+  // as fast as one flow); small ones, where its 2(n - 1) steps cost more, stay on MPI.
+  for (int n : {2, 4, 6, 8}) {
     LinkMatrix links = Complete(n, 1, 1);
     links.set_latency_seconds(20e-6);
     const TopologyPlan plan(links);
-    const double trees = TreesAllreduceSeconds(links, plan.trees(), k16MiB, 4);
-    const double ring = RingAllreduceSeconds(links, k16MiB);
-    EXPECT_GE(trees, ring * (1 - 1e-9)) << n;
-    EXPECT_EQ(plan.TreesForAllreduce(k16MiB, 4), trees * 0.95 < ring) << n;
-    EXPECT_FALSE(plan.TreesForAllreduce(64 << 10, 4)) << n;
+    EXPECT_GE(TreesAllreduceSeconds(links, plan.trees(), k16MiB, 4),
+              RingAllreduceSeconds(links, k16MiB) * (1 - 1e-9))
+        << n;
+    EXPECT_EQ(plan.AllreduceFor(k16MiB, 4), TopologyPlan::Allreduce::kRing) << n;
+    EXPECT_EQ(plan.AllreduceFor(32 << 10, 4), TopologyPlan::Allreduce::kMpi) << n;
     // MPI's scatter-allgather broadcast also uses every NIC fully.
     EXPECT_FALSE(plan.TreesForBroadcast(8 << 20, 1, 1)) << n;
   }
-  // Four ranks: two paths carry each NIC's share, within 5% of the ring (their fill).
   LinkMatrix four = Complete(4, 1, 1);
   four.set_latency_seconds(20e-6);
-  const TopologyPlan plan(four);
-  EXPECT_LE(TreesAllreduceSeconds(four, plan.trees(), k16MiB, 4),
-            RingAllreduceSeconds(four, k16MiB) * 1.05);
-  EXPECT_TRUE(plan.TreesForAllreduce(k16MiB, 4));
+  EXPECT_NE(TopologyPlan(four).Describe().find("ring in rank order runs allreduce (float32) from "),
+            std::string::npos);
+}
+
+TEST(TopologyPlan, RacksInRankOrderTakeTheRingWhereItCrossesEachUplinkTwice) {
+  // Two racks of two in rank order: the ring crosses each uplink once each way, as the
+  // trees must; crossed, the ring crosses them at every step and the trees win.
+  LinkMatrix ordered = Racks({0, 0, 1, 1}, 1, 0.5);
+  ordered.set_latency_seconds(20e-6);
+  EXPECT_NE(TopologyPlan(ordered).AllreduceFor(k16MiB, 4), TopologyPlan::Allreduce::kMpi);
+  LinkMatrix crossed = Racks({0, 1, 0, 1}, 1, 0.5);
+  crossed.set_latency_seconds(20e-6);
+  EXPECT_EQ(TopologyPlan(crossed).AllreduceFor(k16MiB, 4), TopologyPlan::Allreduce::kTrees);
 }
 
 TEST(TopologyPlan, AMatrixWithoutLatencyStillPaysMpisCostPerMessage) {

@@ -3,7 +3,7 @@
   python check_topology_job.py OUT TIMELINE RANKS PHASES
 
 Every one of RANKS ranks reported, every check passed, every rank got the same float
-bytes, and the timeline's topology phases (TREE_ALLREDUCE, TREE_BROADCAST,
+bytes, and the timeline's topology phases (TREE_ALLREDUCE, RING_ALLREDUCE, TREE_BROADCAST,
 LOCAL_REDUCESCATTER, LOCAL_ALLGATHER) are exactly PHASES (comma-separated, '' for none; a
 phase ending in '?' may be there or not), or anything with PHASES 'any'. Prints one line
 on success; fails with the reason.
@@ -12,7 +12,8 @@ on success; fails with the reason.
 import json
 import sys
 
-TOPOLOGY_PHASES = {"TREE_ALLREDUCE", "TREE_BROADCAST", "LOCAL_REDUCESCATTER", "LOCAL_ALLGATHER"}
+TOPOLOGY_PHASES = {"TREE_ALLREDUCE", "RING_ALLREDUCE", "TREE_BROADCAST", "LOCAL_REDUCESCATTER",
+                   "LOCAL_ALLGATHER"}
 
 
 def main():

@@ -86,7 +86,7 @@ grep -E "topology|racks|tree" "$T/racks/auto.out" | sed 's/^/  /' | head -12
 grep -q "  racks 0 1 0 1; uplinks" "$T/racks/auto.out" ||
   fail "the plan names no racks 0 1 0 1 (the probe did not find them)"
 "$PYTHON" tests/launcher/check_topology_job.py "$T/racks/auto.out" "$T/racks/auto.json" 4 \
-  TREE_ALLREDUCE,TREE_BROADCAST || fail "racks: the job"
+  TREE_ALLREDUCE,TREE_BROADCAST,RING_ALLREDUCE? || fail "racks: the job"
 
 echo "== two hosts of two ranks: allreduce within each host, across over trees, and back"
 out=$(bed bench/fabrics/switch2x2.txt "$T/hosts" "" file 2>&1) ||
@@ -95,7 +95,8 @@ for mode in auto file; do
   echo "  HORDE_TOPOLOGY=$mode:"
   grep -E "topology|tree" "$T/hosts/$mode.out" | sed 's/^/    /' | head -8
   "$PYTHON" tests/launcher/check_topology_job.py "$T/hosts/$mode.out" "$T/hosts/$mode.json" 4 \
-    LOCAL_REDUCESCATTER,TREE_ALLREDUCE?,LOCAL_ALLGATHER || fail "two ranks a host, $mode: the job"
+    LOCAL_REDUCESCATTER,TREE_ALLREDUCE?,RING_ALLREDUCE?,LOCAL_ALLGATHER ||
+    fail "two ranks a host, $mode: the job"
 done
 
 echo "== fabric test passed"
