@@ -12,6 +12,7 @@ namespace py = pybind11;
 using namespace horde;
 
 void BindGradientReducer(py::module_& m);  // gradient_reducer_module.cc
+void BindParameterShards(py::module_& m);  // parameter_shards_module.cc
 
 namespace {
 
@@ -183,4 +184,5 @@ PYBIND11_MODULE(_ops, m) {
   m.def("operation_count", &torch_ops::OperationCount);
   m.def("synchronize", &Synchronize, py::arg("handle"));
   BindGradientReducer(m);
+  BindParameterShards(m);
 }

@@ -23,5 +23,6 @@ from horde.torch.mpi_ops import (
     sparse_allreduce_async, straggler_report, synchronize,
 )
 from horde.torch.optimizer import DistributedOptimizer
+from horde.torch.sharded_optimizer import ShardedOptimizer
 from horde.torch.sync_batch_norm import SyncBatchNorm
 from horde.torch import elastic

@@ -79,6 +79,16 @@ def _map_state(value, fn):
     return fn(value)
 
 
+def _broadcast_sharded_state(optimizer, root_rank, process_set):
+    """A ShardedOptimizer's ranks hold different slices of the state, so the root has no
+    state of its own to copy: what it knows whole travels (the whole state dict it loaded,
+    as a script that resumes on rank 0 does, else the job's gathered), and every rank takes
+    its own slices of it."""
+    whole = broadcast_object(optimizer.whole_state_on(root_rank), root_rank,
+                             name="broadcast_optimizer_state.sharded", process_set=process_set)
+    optimizer.load_state_dict(whole)
+
+
 def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_process_set):
     """Makes every rank's optimizer state (tensors, python scalars, hyperparameters)
     equal to root_rank's.
@@ -89,6 +99,8 @@ def broadcast_optimizer_state(optimizer, root_rank, *, process_set=global_proces
     rank whose optimizer had no state, each trainable parameter without a gradient gets
     a zero one (sparse for SparseAdam), and untrainable parameters keep ``None``.
     """
+    if getattr(optimizer, "_horde_sharded", False):
+        return _broadcast_sharded_state(optimizer, root_rank, process_set)
     state = optimizer.state_dict()
     if not state["state"]:
         _give_zero_gradients(optimizer)

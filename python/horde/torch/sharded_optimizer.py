@@ -1,0 +1,249 @@
+"""ShardedOptimizer: data-parallel training with the optimizer state sharded across ranks
+(ZeRO stages 1 and 2, Rajbhandari et al. 2020). Not in Horovod.
+
+The core is C++ (torch_plugin/parameter_shards.h, shared with the C++ API): the trainable
+parameters are laid out in flat buckets, each rank owns an equal slice of every bucket,
+and the wrapped optimizer's class steps those slices, so its state (Adam's two moments,
+SGD's momentum) is 1/N of the whole on each rank. A step reduce-scatters the gradients
+into the slices, updates them, and allgathers them back into the parameters: the bytes
+of one allreduce. What stays here is what only Python has: the optimizer class, the
+parameter groups' hyperparameters, and the state dict formats.
+"""
+
+import inspect
+
+import torch
+
+from horde.common.process_sets import global_process_set, process_set_id_of
+from horde.torch import _ops
+from horde.torch.compression import Compression
+from horde.torch.optimizer_class import wrap_optimizer_class
+from horde.torch.parameter_names import parameter_names
+from horde.torch.reduce_op import Adasum, Average, Sum
+
+# The key that marks a rank's own (sharded) state dict, as opposed to a whole one.
+SHARDED_KEY = "horde_sharded"
+
+_SET_TO_NONE_DEFAULT = inspect.signature(torch.optim.Optimizer.zero_grad).parameters[
+    "set_to_none"].default
+
+
+def _refuse(optimizer, op, compression):
+    """Raises for what sharding cannot do, saying why and what to use instead."""
+    if isinstance(optimizer, torch.optim.LBFGS):
+        raise ValueError("ShardedOptimizer: LBFGS needs whole parameters and gradients for its "
+                         "line search and history; use hvd.DistributedOptimizer")
+    if isinstance(optimizer, torch.optim.SparseAdam):
+        raise ValueError("ShardedOptimizer: SparseAdam steps sparse gradients, which sharding "
+                         "cannot split; use hvd.DistributedOptimizer")
+    if op == Adasum:
+        raise ValueError("ShardedOptimizer: Adasum combines whole gradients pairwise, which a "
+                         "reduce-scatter cannot; use hvd.DistributedOptimizer(op=hvd.Adasum)")
+    if op not in (Average, Sum):
+        raise ValueError(f"ShardedOptimizer: op must be hvd.Average or hvd.Sum, got {op}")
+    if compression not in (Compression.none, Compression.fp16):
+        raise ValueError("ShardedOptimizer: compression must be Compression.none or "
+                         "Compression.fp16")
+
+
+class _ShardedOptimizer:
+    """Mixed in before the user's optimizer class (see wrap_optimizer_class); its
+    param_groups hold this rank's shards, with the user's hyperparameters."""
+
+    _horde_sharded = True  # broadcast_optimizer_state reshards instead of copying
+
+    def __init__(self, optimizer, named_parameters, stage, backward_passes_per_step,
+                 compression, op, process_set, bucket_cap_mb):
+        _refuse(optimizer, op, compression)
+        if backward_passes_per_step < 1:
+            raise ValueError("backward_passes_per_step must be at least 1")
+        if bucket_cap_mb <= 0:
+            raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb}")
+        names = parameter_names(optimizer.param_groups, named_parameters)
+        # The parameters as the wrapped optimizer numbered them (a whole state dict's keys).
+        self._model_groups = [list(group["params"]) for group in optimizer.param_groups]
+        trainable = [(g, p) for g, params in enumerate(self._model_groups) for p in params
+                     if p.requires_grad]
+        if not trainable:
+            raise ValueError("ShardedOptimizer: the optimizer has no trainable parameters")
+        self._trainable = [p for _, p in trainable]
+        self._shards = _ops.ParameterShards(
+            self._trainable, [g for g, _ in trainable], stage, op,
+            process_set_id_of(process_set), max(1, int(bucket_cap_mb * (1 << 20))),
+            compression is Compression.fp16, f"sharded.{names[self._trainable[0]]}")
+        self._process_set = process_set
+        self._reduced = False
+        self._consolidated = None
+        self._loaded_whole = None  # the whole state dict loaded since the last step
+        shards = self._shards.shards()
+        groups = []
+        for g, group in enumerate(optimizer.param_groups):
+            hyper = {k: v for k, v in group.items() if k != "params"}
+            groups.append(dict(hyper, params=[s for b, s in enumerate(shards)
+                                              if self._shards.group_of(b) == g]))
+        super().__init__(groups)
+        self.defaults = dict(optimizer.defaults)
+
+    def synchronize(self):
+        """Reduce-scatters this step's gradients into the shards (once per step)."""
+        if not self._reduced:
+            self._shards.reduce_gradients()
+            self._reduced = True
+
+    def clip_grad_norm_(self, max_norm, norm_type=2.0):
+        """Clips the reduced gradient as torch.nn.utils.clip_grad_norm_ would clip the whole
+        (one small allreduce of the shards' norms); returns the total norm, a tensor."""
+        self.synchronize()
+        norm = self._shards.clip_grad_norm(float(max_norm), float(norm_type))
+        return torch.tensor(norm, dtype=torch.float32)
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        self.synchronize()
+        super().step()
+        self._reduced = False
+        self._consolidated = self._loaded_whole = None
+        self._shards.gather_parameters()
+        return loss
+
+    def zero_grad(self, set_to_none=_SET_TO_NONE_DEFAULT):
+        for p in self._trainable:
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.detach_()
+                p.grad.zero_()
+        super().zero_grad(set_to_none=True)
+        self._reduced = False
+
+    # State dicts. A rank's own: the shards' state with SHARDED_KEY (what an elastic commit
+    # or a sharded checkpoint keeps). A whole one: keyed by the wrapped optimizer's
+    # parameter numbering, loadable by a plain torch optimizer.
+
+    def state_dict(self):
+        if self._consolidated is not None:
+            return self._consolidated
+        state = super().state_dict()
+        state[SHARDED_KEY] = {"rank": self._shards_rank(), "layout": self._shards.layout()}
+        return state
+
+    def _shards_rank(self):
+        return self._process_set.rank()
+
+    def consolidate_state_dict(self, root_rank=0):
+        """Gathers the whole state on ``root_rank`` (collective over the optimizer's
+        ranks); there, the next state_dict() returns it in the wrapped optimizer's own
+        format, until the next step."""
+        whole = self._whole_state()
+        self._consolidated = whole if self._shards_rank() == root_rank else None
+
+    def _whole_state(self):
+        index = {p: i for i, p in enumerate(p for group in self._model_groups for p in group)}
+        trainable_index = {i: index[p] for i, p in enumerate(self._trainable)}
+        shards = self._shards.shards()
+        state = {}
+        for g in range(len(self.param_groups)):
+            buckets = [b for b in range(len(shards)) if self._shards.group_of(b) == g]
+            keys = sorted({k for b in buckets for k in self.state.get(shards[b], {})})
+            for key in keys:
+                values = [self.state[shards[b]][key] for b in buckets]
+                if all(torch.is_tensor(v) and v.shape == shards[b].shape
+                       for v, b in zip(values, buckets)):
+                    for i, tensor in self._shards.unshard(buckets, values).items():
+                        state.setdefault(trainable_index[i], {})[key] = tensor
+                    continue
+                for b, value in zip(buckets, values):
+                    for member in self._shards.layout()[b][1]:
+                        copy = value.clone() if torch.is_tensor(value) else value
+                        state.setdefault(trainable_index[member[0]], {})[key] = copy
+        groups = []
+        start = 0
+        for group, params in zip(self.param_groups, self._model_groups):
+            hyper = {k: v for k, v in group.items() if k != "params"}
+            groups.append(dict(hyper, params=list(range(start, start + len(params)))))
+            start += len(params)
+        return {"state": state, "param_groups": groups}
+
+    def whole_state_on(self, root_rank):
+        """Collective: on ``root_rank``, the whole state it knows: the whole state dict it
+        loaded since the last step, else the job's current one gathered; None elsewhere."""
+        self.consolidate_state_dict(root_rank)
+        if self._shards_rank() != root_rank:
+            return None
+        return self._loaded_whole if self._loaded_whole is not None else self._consolidated
+
+    def load_state_dict(self, state_dict):
+        self._consolidated = self._loaded_whole = None
+        self._reduced = False
+        if SHARDED_KEY in state_dict:
+            mine = state_dict[SHARDED_KEY]
+            if mine["layout"] != self._shards.layout() or mine["rank"] != self._shards_rank():
+                raise ValueError(
+                    "ShardedOptimizer: this sharded state dict is rank "
+                    f"{mine['rank']}'s of another layout (other ranks, parameters or bucket "
+                    "size); load a whole one (consolidate_state_dict() then state_dict() on "
+                    "the root) to reshard")
+            state = {k: v for k, v in state_dict.items() if k != SHARDED_KEY}
+            return super().load_state_dict(state)
+        self._loaded_whole = state_dict
+        return super().load_state_dict(self._sharded_from_whole(state_dict))
+
+    def _sharded_from_whole(self, whole):
+        if len(whole["param_groups"]) != len(self._model_groups):
+            raise ValueError(f"ShardedOptimizer: the state dict has "
+                             f"{len(whole['param_groups'])} parameter groups, this optimizer "
+                             f"{len(self._model_groups)}")
+        index = {p: i for i, p in enumerate(p for group in self._model_groups for p in group)}
+        saved = {int(k): v for k, v in whole["state"].items()}
+        per_trainable = {i: saved.get(index[p], {}) for i, p in enumerate(self._trainable)}
+        layout = self._shards.layout()
+        state = {}
+        for b, (_, members, _) in enumerate(layout):
+            first = per_trainable[members[0][0]]
+            shard_state = {}
+            for key, value in first.items():
+                if torch.is_tensor(value) and value.numel() == self._trainable[
+                        members[0][0]].numel() and value.dim() > 0:
+                    shard_state[key] = self._shards.shard(
+                        b, {m[0]: per_trainable[m[0]][key] for m in members})
+                else:
+                    shard_state[key] = value.clone() if torch.is_tensor(value) else value
+            if shard_state:
+                state[b] = shard_state
+        groups = []
+        shards = self._shards.shards()
+        for g, saved_group in enumerate(whole["param_groups"]):
+            hyper = {k: v for k, v in saved_group.items() if k != "params"}
+            groups.append(dict(hyper, params=[b for b in range(len(shards))
+                                              if self._shards.group_of(b) == g]))
+        return {"state": state, "param_groups": groups}
+
+
+def ShardedOptimizer(optimizer, named_parameters=None, stage=2, backward_passes_per_step=1,
+                     compression=Compression.none, op=Average, process_set=global_process_set,
+                     bucket_cap_mb=25):
+    """Wraps ``optimizer`` so that its state is sharded across the ranks (ZeRO): each rank
+    keeps and steps only its slice of every parameter, gradients are reduce-scattered and
+    the updated parameters allgathered. The result is an instance of the optimizer's own
+    class; its ``param_groups`` hold this rank's slices (flat tensors) with the
+    hyperparameters of the optimizer's groups, so learning-rate schedulers work as usual.
+
+    stage: 1 shards the optimizer state; 2 also drops each parameter's gradient once it is
+        reduced (a rank keeps only its slice of the gradients between steps).
+    named_parameters: model.named_parameters(), used to name the collectives.
+    compression: Compression.none or Compression.fp16 (gradients travel as float16).
+    op: hvd.Average or hvd.Sum.
+    bucket_cap_mb: the flat buckets' size: memory for gradients in flight.
+    clip_grad_norm_(max_norm) clips the whole gradient; consolidate_state_dict(root_rank)
+    then state_dict() on the root gives a state dict of the wrapped optimizer's own format,
+    which load_state_dict() takes on any number of ranks.
+    """
+    process_set_id_of(process_set)
+    cls = wrap_optimizer_class(_ShardedOptimizer, optimizer)
+    return cls(optimizer, named_parameters, stage, backward_passes_per_step, compression, op,
+               process_set, bucket_cap_mb)

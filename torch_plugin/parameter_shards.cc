@@ -1,0 +1,225 @@
+#include "torch_plugin/parameter_shards.h"
+
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "core/api.h"
+#include "horde/error.h"
+#include "torch_plugin/torch_ops.h"
+
+namespace horde {
+namespace torch_ops {
+namespace {
+
+Error InvalidArgument(const std::string& message) {
+  return Error(Status::InvalidArgument("ShardedOptimizer: " + message));
+}
+
+// What keeps parameters apart in the layout: element type and device.
+int KindOf(const at::Tensor& t) {
+  const int device = t.is_cuda() ? t.device().index() + 1 : 0;
+  return static_cast<int>(t.scalar_type()) * 4096 + device;
+}
+
+// Elements [offset, offset + numel) of `tensor`, in its logical (row-major) order.
+at::Tensor Piece(const at::Tensor& tensor, int64_t offset, int64_t numel) {
+  return tensor.reshape({-1}).narrow(0, offset, numel);
+}
+
+}  // namespace
+
+ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int> groups,
+                                 ParameterShardsOptions options)
+    : params_(std::move(params)), options_(std::move(options)) {
+  if (params_.size() != groups.size()) throw InvalidArgument("one group index per parameter");
+  if (options_.stage != 1 && options_.stage != 2) {
+    throw InvalidArgument(
+        "stage must be 1 (shard the optimizer state) or 2 (and the "
+        "gradients), got " +
+        std::to_string(options_.stage));
+  }
+  if (options_.op != ReduceOp::kAverage && options_.op != ReduceOp::kSum) {
+    throw InvalidArgument("gradients are reduce-scattered, which takes op=Average or op=Sum");
+  }
+  if (options_.bucket_cap_bytes <= 0) throw InvalidArgument("the bucket cap must be positive");
+  std::shared_ptr<Runtime> runtime;
+  std::vector<int> set_ranks;
+  ThrowIfError(FindProcessSet(options_.process_set, &runtime, &set_ranks));
+  const int me = CurrentTopology().rank;
+  const auto found = std::find(set_ranks.begin(), set_ranks.end(), me);
+  if (found == set_ranks.end()) throw InvalidArgument("this rank is not in the process set");
+  ranks_ = static_cast<int>(set_ranks.size());
+  rank_ = static_cast<int>(found - set_ranks.begin());
+  std::vector<ShardedTensor> tensors;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const at::Tensor& p = params_[i];
+    if (p.is_sparse()) throw InvalidArgument("parameter " + std::to_string(i) + " is sparse");
+    tensors.push_back({p.numel(), groups[i], KindOf(p), static_cast<int64_t>(p.element_size())});
+  }
+  buckets_ = LayOutShards(tensors, ranks_, options_.bucket_cap_bytes);
+  at::NoGradGuard no_grad;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const int64_t size = buckets_[b].shard_numel;
+    at::Tensor flat = Flatten(b, [&](size_t i) { return params_[i].detach(); });
+    shards_.push_back(flat.narrow(0, rank_ * size, size).clone().requires_grad_(true));
+  }
+}
+
+at::Tensor ParameterShards::Flatten(size_t b,
+                                    const std::function<at::Tensor(size_t)>& tensor_of) const {
+  const ShardBucket& bucket = buckets_[b];
+  const at::Tensor& first = params_[bucket.members[0].tensor];
+  at::Tensor flat = at::zeros({bucket.numel}, first.options().requires_grad(false));
+  for (const ShardBucket::Member& m : bucket.members) {
+    const at::Tensor source = tensor_of(m.tensor);
+    if (source.defined()) {
+      flat.narrow(0, m.offset, m.numel).copy_(Piece(source, m.tensor_offset, m.numel));
+    }
+  }
+  return flat;
+}
+
+void ParameterShards::RefreshShards() {
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const int64_t begin = rank_ * buckets_[b].shard_numel;
+    const int64_t end = begin + buckets_[b].shard_numel;
+    for (const ShardBucket::Member& m : buckets_[b].members) {
+      const int64_t from = std::max(begin, m.offset), to = std::min(end, m.offset + m.numel);
+      if (from >= to) continue;
+      shards_[b]
+          .detach()
+          .narrow(0, from - begin, to - from)
+          .copy_(Piece(params_[m.tensor].detach(), m.tensor_offset + from - m.offset, to - from));
+    }
+  }
+}
+
+void ParameterShards::ReduceGradients() {
+  at::NoGradGuard no_grad;
+  RefreshShards();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const at::Tensor& grad = params_[i].grad();
+    if (grad.defined() && grad.is_sparse()) {
+      throw InvalidArgument("parameter " + std::to_string(i) +
+                            " has a sparse gradient, which sharding cannot split (use "
+                            "nn.Embedding(sparse=False), or DistributedOptimizer)");
+    }
+  }
+  std::vector<at::Tensor> flats;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    at::Tensor flat = Flatten(b, [&](size_t i) { return params_[i].grad(); });
+    flats.push_back(options_.fp16 && flat.is_floating_point() ? flat.to(at::kHalf) : flat);
+  }
+  if (flats.empty()) return;
+  OperationResult result = WaitOperation(GroupedReducescatterAsync(
+      flats, options_.name + ".grads", options_.op, 1.0, 1.0, options_.process_set));
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    shards_[b].mutable_grad() = result.outputs[b].to(shards_[b].scalar_type());
+  }
+  if (options_.stage == 2) {
+    for (at::Tensor& p : params_) p.mutable_grad().reset();
+  }
+}
+
+double ParameterShards::ClipGradNorm(double max_norm, double norm_type) {
+  at::NoGradGuard no_grad;
+  const bool infinite = std::isinf(norm_type);
+  double local = 0;
+  for (const at::Tensor& shard : shards_) {
+    if (!shard.grad().defined()) continue;
+    const at::Tensor g = shard.grad().to(at::kDouble).abs();
+    local = infinite ? std::max(local, g.max().item<double>())
+                     : local + g.pow(norm_type).sum().item<double>();
+  }
+  at::Tensor total = at::full({1}, local, at::kDouble);
+  Synchronize(AllreduceInPlaceAsync(total, options_.name + ".norm",
+                                    infinite ? ReduceOp::kMax : ReduceOp::kSum, 1.0, 1.0,
+                                    options_.process_set));
+  const double norm = infinite ? total.item<double>()
+                               : std::pow(total.item<double>(), 1.0 / norm_type);
+  const double coefficient = std::min(max_norm / (norm + 1e-6), 1.0);
+  for (at::Tensor& shard : shards_) {
+    if (shard.grad().defined()) shard.mutable_grad().mul_(coefficient);
+  }
+  return norm;
+}
+
+void ParameterShards::GatherParameters() {
+  if (shards_.empty()) return;
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> slices;
+  for (const at::Tensor& shard : shards_) slices.push_back(shard.detach());
+  OperationResult result = WaitOperation(
+      GroupedAllgatherAsync(slices, options_.name + ".params", options_.process_set));
+  std::vector<size_t> all(buckets_.size());
+  for (size_t b = 0; b < all.size(); ++b) all[b] = b;
+  std::map<size_t, at::Tensor> whole;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    for (const ShardBucket::Member& m : buckets_[b].members) {
+      at::Tensor p = params_[m.tensor].detach();
+      const at::Tensor piece = result.outputs[b].narrow(0, m.offset, m.numel);
+      if (p.is_contiguous()) {
+        p.view({-1}).narrow(0, m.tensor_offset, m.numel).copy_(piece);
+      } else {
+        at::Tensor& flat = whole[m.tensor];
+        if (!flat.defined()) flat = at::empty({p.numel()}, p.options());
+        flat.narrow(0, m.tensor_offset, m.numel).copy_(piece);
+      }
+    }
+  }
+  for (auto& [i, flat] : whole) params_[i].detach().copy_(flat.view(params_[i].sizes()));
+}
+
+std::map<size_t, at::Tensor> ParameterShards::Unshard(const std::vector<size_t>& buckets,
+                                                      const std::vector<at::Tensor>& slices) const {
+  if (buckets.size() != slices.size()) throw InvalidArgument("one slice per bucket");
+  std::map<size_t, at::Tensor> whole;
+  if (buckets.empty()) return whole;
+  std::vector<at::Tensor> contiguous;
+  for (const at::Tensor& s : slices) contiguous.push_back(s.detach().contiguous());
+  OperationResult result = WaitOperation(
+      GroupedAllgatherAsync(contiguous, options_.name + ".state", options_.process_set));
+  std::map<size_t, int64_t> covered;
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    for (const ShardBucket::Member& m : buckets_[buckets[k]].members) {
+      at::Tensor& flat = whole[m.tensor];
+      if (!flat.defined())
+        flat = at::empty({params_[m.tensor].numel()}, result.outputs[k].options());
+      flat.narrow(0, m.tensor_offset, m.numel)
+          .copy_(result.outputs[k].narrow(0, m.offset, m.numel));
+      covered[m.tensor] += m.numel;
+    }
+  }
+  for (auto it = whole.begin(); it != whole.end();) {
+    const at::Tensor& p = params_[it->first];
+    if (covered[it->first] != p.numel()) {
+      it = whole.erase(it);
+    } else {
+      it->second = it->second.view(p.sizes());
+      ++it;
+    }
+  }
+  return whole;
+}
+
+at::Tensor ParameterShards::Shard(size_t bucket, const std::map<size_t, at::Tensor>& whole) const {
+  if (bucket >= buckets_.size()) throw InvalidArgument("no bucket " + std::to_string(bucket));
+  for (const ShardBucket::Member& m : buckets_[bucket].members) {
+    const auto found = whole.find(m.tensor);
+    if (found == whole.end() || found->second.numel() != params_[m.tensor].numel()) {
+      throw InvalidArgument("the state of parameter " + std::to_string(m.tensor) +
+                            " is missing or not shaped like it");
+    }
+  }
+  const int64_t size = buckets_[bucket].shard_numel;
+  at::Tensor flat = Flatten(bucket, [&](size_t i) { return whole.at(i).detach(); });
+  const at::Tensor& sample = whole.at(buckets_[bucket].members[0].tensor);
+  return flat.narrow(0, rank_ * size, size).to(sample.scalar_type()).clone();
+}
+
+}  // namespace torch_ops
+}  // namespace horde

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/shard_layout.h"
+#include "horde/data_type.h"
+
+namespace horde {
+namespace torch_ops {
+
+struct ParameterShardsOptions {
+  // 1: the parameters keep their whole gradients; 2: those are dropped once reduced, so a
+  // rank holds only its shard of them between steps.
+  int stage = 2;
+  ReduceOp op = ReduceOp::kAverage;  // Average or Sum
+  int32_t process_set = 0;
+  int64_t bucket_cap_bytes = 25 << 20;
+  bool fp16 = false;  // gradients travel as float16
+  // The collectives' names start with this (the same on every rank, one per optimizer).
+  std::string name = "sharded";
+};
+
+// The sharded optimizer's core (ZeRO stages 1 and 2), one implementation for Python and
+// C++: the trainable parameters are laid out in flat buckets (core/shard_layout.h), and
+// this rank owns one equal slice of each, its shard, held as a flat tensor per bucket that
+// the wrapped optimizer steps (so its state is the shard's size). A step reduce-scatters
+// the gradients bucket by bucket into the shards' .grad, the optimizer updates the shards,
+// and an allgather of the shards writes every parameter back. The same bytes cross the
+// network as one allreduce; a rank keeps 1/N of the optimizer state (and with stage 2 of
+// the gradients).
+//
+// Collective: every rank of the process set calls each method in the same order.
+class ParameterShards {
+ public:
+  // params: the trainable parameters, in the optimizer's order; groups[i]: the index of
+  // params[i]'s optimizer parameter group. Throws horde::Error for bad arguments.
+  ParameterShards(std::vector<at::Tensor> params, std::vector<int> groups,
+                  ParameterShardsOptions options);
+
+  // One flat tensor per bucket: this rank's slice of its parameters, for the optimizer.
+  const std::vector<at::Tensor>& shards() const { return shards_; }
+  // The parameter group of shards()[b].
+  int group_of(size_t bucket) const { return buckets_[bucket].group; }
+  const std::vector<ShardBucket>& buckets() const { return buckets_; }
+  int ranks() const { return ranks_; }
+  int rank() const { return rank_; }
+
+  // Reduces the parameters' gradients (a missing one counts as zeros) and sets each
+  // shard's .grad to this rank's slice of the result. Stage 2 then drops the parameters'
+  // .grad. First the shards take the parameters' values, which the user may have set
+  // since the last step (a broadcast, a checkpoint). Throws for a sparse gradient.
+  void ReduceGradients();
+  // The norm of the whole reduced gradient (all shards; `norm_type` p or infinity), and
+  // scales the shards' gradients by max_norm / (norm + 1e-6) when that is below 1, as
+  // torch.nn.utils.clip_grad_norm_ does over the whole.
+  double ClipGradNorm(double max_norm, double norm_type);
+  // Writes every rank's updated shards into the parameters.
+  void GatherParameters();
+
+  // For checkpoints. Unshard: tensors shaped like the shards of `buckets` (a tensor of
+  // optimizer state each) gathered from every rank into one per parameter that lies
+  // wholly in those buckets, shaped like it (collective). Shard: this rank's slice of
+  // bucket `bucket` cut from whole per-parameter tensors (local).
+  std::map<size_t, at::Tensor> Unshard(const std::vector<size_t>& buckets,
+                                       const std::vector<at::Tensor>& slices) const;
+  at::Tensor Shard(size_t bucket, const std::map<size_t, at::Tensor>& whole) const;
+
+ private:
+  // Copies this rank's slice of the parameters into the shards.
+  void RefreshShards();
+  // The whole flat bucket `b` filled from per-parameter tensors of its members.
+  at::Tensor Flatten(size_t b, const std::function<at::Tensor(size_t)>& tensor_of) const;
+
+  std::vector<at::Tensor> params_;
+  ParameterShardsOptions options_;
+  int ranks_ = 1, rank_ = 0;
+  std::vector<ShardBucket> buckets_;
+  std::vector<at::Tensor> shards_;
+};
+
+}  // namespace torch_ops
+}  // namespace horde
