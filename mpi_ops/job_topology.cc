@@ -1,12 +1,14 @@
 #include "mpi_ops/job_topology.h"
 
 #include <chrono>
+#include <limits>
 #include <string>
 
 #include "core/logging.h"
 #include "mpi_ops/host_name.h"
 #include "mpi_ops/link_probe.h"
 #include "mpi_ops/mpi_transport.h"
+#include "mpi_ops/plan_race.h"
 #include "topology/shared_link_file.h"
 
 namespace horde {
@@ -72,6 +74,28 @@ Status CheckHostsAgree(const Topology& topology, const LinkMatrix& links) {
       " (every host needs its own host name)");
 }
 
+// A measured plan's allreduce trees are raced against the ring (mpi_ops/plan_race.h) and
+// dropped when they lose: what the probe cannot see (racks behind uplinks as fast as one
+// flow) the race does. A matrix file is the user's word and is not second-guessed.
+Status KeepTreesThatWin(const MpiContext& context, bool log,
+                        std::shared_ptr<const TopologyPlan>* plan) {
+  // Large enough that both run at their rate, small enough to cost little at init.
+  constexpr int64_t kRaceBytes = 2 << 20;
+  RaceResult race;
+  HORDE_RETURN_IF_ERROR(RaceTreesAgainstRing(context, **plan, kRaceBytes, &race));
+  if (!race.raced) return Status::Ok();
+  if (log) {
+    HORDE_LOG(kInfo) << "topology: 2 MiB allreduce took " << race.trees_seconds * 1e3
+                     << " ms on the trees, " << race.ring_seconds * 1e3 << " ms on the ring: "
+                     << (race.trees_won() ? "trees kept" : "allreduce takes the ring instead");
+  }
+  if (race.trees_won()) return Status::Ok();
+  TopologyPlanOptions no_allreduce_trees;
+  no_allreduce_trees.allreduce_margin = std::numeric_limits<double>::infinity();
+  *plan = std::make_shared<const TopologyPlan>((*plan)->links(), no_allreduce_trees);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& context,
@@ -100,6 +124,9 @@ Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& 
     HORDE_RETURN_IF_ERROR(CheckHostsAgree(topology, links));
   }
   auto planned = std::make_shared<const TopologyPlan>(std::move(links));
+  if (config.topology == "auto") {
+    HORDE_RETURN_IF_ERROR(KeepTreesThatWin(*context, log, &planned));
+  }
   if (log) HORDE_LOG(kInfo) << "topology:\n" << planned->Describe();
   *plan = std::move(planned);
   return Status::Ok();

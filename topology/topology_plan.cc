@@ -53,9 +53,11 @@ TopologyPlan::Allreduce TopologyPlan::AllreduceFor(int64_t bytes, int element_si
       std::min(ring, doubling)) {
     return Allreduce::kTrees;
   }
-  // A ring over a missing link never ends.
-  return std::isfinite(ring) && ring <= doubling * options_.ring_margin ? Allreduce::kRing
-                                                                        : Allreduce::kMpi;
+  // A ring over a missing link never ends; on two ranks it is recursive doubling's one
+  // exchange, which MPI runs as well.
+  return links_.size() > 2 && std::isfinite(ring) && ring <= doubling * options_.ring_margin
+             ? Allreduce::kRing
+             : Allreduce::kMpi;
 }
 
 bool TopologyPlan::TreesForBroadcast(int64_t bytes, int element_size, int root) const {

@@ -40,7 +40,7 @@ TEST(TopologyPlan, ASwitchRunsLargeTensorsOnTheRingInRankOrder) {
   // Every rank behind one NIC of B on a switch: the ring is optimal and trees at best tie
   // it, so large tensors take the ring in rank order (safe where racks hide behind uplinks
   // as fast as one flow); small ones, where its 2(n - 1) steps cost more, stay on MPI.
-  for (int n : {2, 4, 6, 8}) {
+  for (int n : {3, 4, 6, 8}) {
     LinkMatrix links = Complete(n, 1, 1);
     links.set_latency_seconds(20e-6);
     const TopologyPlan plan(links);
@@ -52,6 +52,8 @@ TEST(TopologyPlan, ASwitchRunsLargeTensorsOnTheRingInRankOrder) {
     // MPI's scatter-allgather broadcast also uses every NIC fully.
     EXPECT_FALSE(plan.TreesForBroadcast(8 << 20, 1, 1)) << n;
   }
+  // On two ranks the ring is recursive doubling's one exchange: MPI's own runs it.
+  EXPECT_EQ(TopologyPlan(Complete(2, 1, 1)).AllreduceFor(k16MiB, 4), TopologyPlan::Allreduce::kMpi);
   LinkMatrix four = Complete(4, 1, 1);
   four.set_latency_seconds(20e-6);
   EXPECT_NE(TopologyPlan(four).Describe().find("ring in rank order runs allreduce (float32) from "),

@@ -40,8 +40,8 @@ std::shared_ptr<const horde::TopologyPlan> IslandsPlan(int size) {
   return std::make_shared<const horde::TopologyPlan>(links, always);
 }
 
-// One switch, no latency: the ring ties recursive doubling on two ranks and beats it on
-// more, at every size; trees never pass the margin.
+// One switch, no latency: the ring beats recursive doubling on three ranks or more at
+// every size (two stay on MPI's); trees never pass the margin.
 std::shared_ptr<const horde::TopologyPlan> RingPlan(int size) {
   horde::LinkMatrix links(size);
   for (int i = 0; i < size; ++i) {
