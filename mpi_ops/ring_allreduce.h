@@ -17,10 +17,18 @@ namespace mpi {
 // that each rank ends with one chunk reduced over all; n - 1 more steps pass the reduced
 // chunks round. Every link of the ring carries 2(n - 1)/n of the buffer, and in rank
 // order a ring crosses each boundary between racks placed in rank order only twice.
-// Every chunk is reduced once, in one order, and then copied: every rank ends with the
-// same bits, run after run.
+//
+// Chunks move in segments of kSegmentBytes, all receives of a step posted ahead, and a
+// segment goes on to the next rank as soon as it is reduced (or, passing the results
+// round, received): the links stay busy while a rank reduces. Every chunk is reduced
+// once, in one order, and then copied: every rank ends with the same bits, run after
+// run. A call that fails cancels or completes every request it posted before it
+// returns, and each call's messages carry a tag of their own (a call number every rank
+// counts alike), so a message a failed call left behind never meets a later call.
 class RingAllreduce {
  public:
+  static constexpr int64_t kSegmentBytes = 256 << 10;
+
   // This rank is `rank` of the `size` ranks of `comm`.
   RingAllreduce(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
 
@@ -29,15 +37,29 @@ class RingAllreduce {
   Status Run(char* data, int64_t count, int element_size, MPI_Datatype type, MPI_Op op);
 
  private:
-  // Sends chunk `send` to the next rank while chunk `receive` comes from the previous
-  // into `into` (its place in `data`, or the scratch buffer).
-  Status Pass(char* data, int send, int receive, char* into, MPI_Datatype type);
+  struct Segment {
+    int64_t offset = 0;  // elements from the chunk's start
+    int count = 0;
+  };
+  std::vector<Segment> SegmentsOf(int chunk) const;
+  Status ReduceScatter(char* data, MPI_Datatype type, MPI_Op op);
+  Status Allgather(char* data, MPI_Datatype type);
+  // Posts the receives of `chunk` into `into` (its first element's place), appending them.
+  Status PostReceives(int chunk, char* into, MPI_Datatype type);
+  Status SendSegment(int chunk, const Segment& segment, char* data, MPI_Datatype type);
+  Status FinishSends();
+  void Abandon();
+  int Next() const { return (rank_ + 1) % size_; }
+  int Previous() const { return (rank_ + size_ - 1) % size_; }
 
   MPI_Comm comm_;
   int rank_, size_;
-  std::vector<int64_t> counts_, offsets_;  // each chunk's elements and first element
+  int64_t calls_ = 0;
+  int tag_ = 0;
   int element_size_ = 0;
-  HostBuffer scratch_;
+  std::vector<int64_t> counts_, offsets_;  // each chunk's elements and first element
+  std::vector<MPI_Request> receives_, sends_;
+  HostBuffer scratch_;  // two chunks: a step's incoming segments, double-buffered
 };
 
 }  // namespace mpi

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/logging.h"
+#include "mpi_ops/abandoned_requests.h"
 #include "mpi_ops/idle_backoff.h"
 #include "mpi_ops/mpi_context.h"
 #include "topology/collective_cost.h"
@@ -19,49 +20,6 @@ namespace {
 constexpr int kWideTagBase = 0x10000;
 constexpr int kNarrowTagBase = 0x7E20;
 constexpr int kNarrowTagEnd = 0xADA5;
-// How long a failed call waits for its sends to be taken before it cancels and frees
-// them: a live receiver takes them at once, a revoked communicator ends them at once.
-constexpr auto kSendDrain = std::chrono::seconds(2);
-
-// After a failed MPI_Wait or MPI_Test the request may still be allocated: frees it.
-void Release(MPI_Request* request) {
-  if (*request != MPI_REQUEST_NULL) MPI_Request_free(request);
-  *request = MPI_REQUEST_NULL;
-}
-
-// A receive that may never be matched: cancelled, then completed (errors tolerated: the
-// call has failed already, and a revoked communicator fails these too).
-void CancelReceive(MPI_Request* request) {
-  if (*request == MPI_REQUEST_NULL) return;
-  MPI_Cancel(request);
-  MPI_Wait(request, MPI_STATUS_IGNORE);
-  Release(request);
-}
-
-// Completes `sends` while their receivers take them, until kSendDrain has passed; then
-// cancels and frees what is left. Returns how many were left.
-int DrainSends(const std::vector<MPI_Request*>& sends) {
-  const auto deadline = std::chrono::steady_clock::now() + kSendDrain;
-  IdleBackoff idle;
-  size_t open = sends.size();
-  while (open > 0 && std::chrono::steady_clock::now() < deadline) {
-    open = 0;
-    for (MPI_Request* request : sends) {
-      if (*request == MPI_REQUEST_NULL) continue;
-      int done = 0;
-      if (MPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) Release(request);
-      open += *request == MPI_REQUEST_NULL ? 0 : 1;
-    }
-    idle.Pass(/*moved=*/false);
-  }
-  for (MPI_Request* request : sends) {
-    if (*request == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(request);
-    Release(request);
-  }
-  return static_cast<int>(open);
-}
-
 int MpiTagUpperBound() {
   void* value = nullptr;
   int found = 0;
