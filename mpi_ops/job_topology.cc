@@ -76,17 +76,21 @@ Status CheckHostsAgree(const Topology& topology, const LinkMatrix& links) {
 
 // A measured plan's allreduce trees are raced against the ring (mpi_ops/plan_race.h) and
 // dropped when they lose: what the probe cannot see (racks behind uplinks as fast as one
-// flow) the race does. A matrix file is the user's word and is not second-guessed.
+// flow) the race does. The race runs at the smallest size from 2 MiB where the plan takes
+// the trees (large enough that both run at their rate); a plan that takes them only
+// beyond 64 MiB is not raced. A matrix file is the user's word and is not second-guessed.
 Status KeepTreesThatWin(const MpiContext& context, bool log,
                         std::shared_ptr<const TopologyPlan>* plan) {
-  // Large enough that both run at their rate, small enough to cost little at init.
-  constexpr int64_t kRaceBytes = 2 << 20;
+  const int64_t per_host = context.topology().local_size;
+  int64_t bytes = 2 << 20;
+  while (bytes <= (64 << 20) && !(*plan)->TreesForAllreduce(bytes / per_host, 4)) bytes *= 2;
+  if (bytes > (64 << 20)) return Status::Ok();
   RaceResult race;
-  HORDE_RETURN_IF_ERROR(RaceTreesAgainstRing(context, **plan, kRaceBytes, &race));
-  if (!race.raced) return Status::Ok();
+  HORDE_RETURN_IF_ERROR(RaceTreesAgainstRing(context, **plan, bytes, &race));
   if (log) {
-    HORDE_LOG(kInfo) << "topology: 2 MiB allreduce took " << race.trees_seconds * 1e3
-                     << " ms on the trees, " << race.ring_seconds * 1e3 << " ms on the ring: "
+    HORDE_LOG(kInfo) << "topology: a " << (bytes >> 20) << " MiB allreduce took "
+                     << race.trees_seconds * 1e3 << " ms on the trees, " << race.ring_seconds * 1e3
+                     << " ms on the ring: "
                      << (race.trees_won() ? "trees kept" : "allreduce takes the ring instead");
   }
   if (race.trees_won()) return Status::Ok();
