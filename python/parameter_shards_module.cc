@@ -13,19 +13,19 @@ using namespace horde;
 
 namespace {
 
-std::unique_ptr<torch_ops::ParameterShards> MakeShards(std::vector<at::Tensor> params,
-                                                       std::vector<int> groups, int stage,
-                                                       ReduceOp op, int32_t process_set,
-                                                       int64_t bucket_cap_bytes, bool fp16,
-                                                       std::string name) {
+std::unique_ptr<torch_ops::ParameterShards> MakeShards(
+    std::vector<at::Tensor> params, std::vector<int> groups, std::vector<std::string> names,
+    int stage, int backward_passes_per_step, ReduceOp op, int32_t process_set,
+    int64_t bucket_cap_bytes, bool fp16, std::string name) {
   torch_ops::ParameterShardsOptions options;
   options.stage = stage;
+  options.backward_passes_per_step = backward_passes_per_step;
   options.op = op;
   options.process_set = process_set;
   options.bucket_cap_bytes = bucket_cap_bytes;
   options.fp16 = fp16;
   options.name = std::move(name);
-  return std::make_unique<torch_ops::ParameterShards>(std::move(params), std::move(groups),
+  return std::make_unique<torch_ops::ParameterShards>(std::move(params), std::move(groups), names,
                                                       std::move(options));
 }
 
@@ -47,14 +47,15 @@ py::list Layout(const torch_ops::ParameterShards& shards) {
 
 void BindParameterShards(py::module_& m) {
   py::class_<torch_ops::ParameterShards>(m, "ParameterShards")
-      .def(py::init(&MakeShards), py::arg("params"), py::arg("groups"), py::arg("stage"),
-           py::arg("op"), py::arg("process_set"), py::arg("bucket_cap_bytes"), py::arg("fp16"),
-           py::arg("name"))
+      .def(py::init(&MakeShards), py::arg("params"), py::arg("groups"), py::arg("names"),
+           py::arg("stage"), py::arg("backward_passes_per_step"), py::arg("op"),
+           py::arg("process_set"), py::arg("bucket_cap_bytes"), py::arg("fp16"), py::arg("name"))
       .def("shards", &torch_ops::ParameterShards::shards)
       .def("group_of", &torch_ops::ParameterShards::group_of)
       .def("layout", &Layout)
       .def("reduce_gradients", &torch_ops::ParameterShards::ReduceGradients,
            py::call_guard<py::gil_scoped_release>())
+      .def("has_pending_work", &torch_ops::ParameterShards::HasPendingWork)
       .def("clip_grad_norm", &torch_ops::ParameterShards::ClipGradNorm,
            py::call_guard<py::gil_scoped_release>())
       .def("gather_parameters", &torch_ops::ParameterShards::GatherParameters,

@@ -7,6 +7,7 @@
 #include "horde/basics.h"
 #include "horde/error.h"
 #include "torch_plugin/gradient_reducer.h"
+#include "torch_plugin/trainable_parameters.h"
 
 namespace horde {
 namespace torch {
@@ -14,29 +15,6 @@ namespace {
 
 Error InvalidArgument(const std::string& message) {
   return Error(Status::InvalidArgument("DistributedOptimizer: " + message));
-}
-
-// The optimizer's trainable parameters, in its order, and their names.
-void TrainableParameters(::torch::optim::Optimizer& optimizer,
-                         const DistributedOptimizer::NamedParameters& named_parameters,
-                         std::vector<at::Tensor>* params, std::vector<std::string>* names) {
-  std::unordered_map<const void*, std::string> name_of;
-  for (const auto& item : named_parameters) {
-    name_of.emplace(item.value().unsafeGetTensorImpl(), item.key());
-  }
-  for (const auto& group : optimizer.param_groups()) {
-    for (const at::Tensor& param : group.params()) {
-      if (!param.requires_grad()) continue;
-      auto it = name_of.find(param.unsafeGetTensorImpl());
-      if (it == name_of.end()) {
-        throw InvalidArgument(
-            "a parameter of the optimizer is missing from named_parameters; pass every "
-            "parameter it steps, e.g. module->named_parameters()");
-      }
-      params->push_back(param);
-      names->push_back(it->second);
-    }
-  }
 }
 
 // Groups given by parameter name, as indices into the trainable parameters.
@@ -92,7 +70,9 @@ DistributedOptimizer::DistributedOptimizer(::torch::optim::Optimizer& optimizer,
   }
   std::vector<at::Tensor> params;
   std::vector<std::string> names;
-  TrainableParameters(optimizer, named_parameters, &params, &names);
+  std::vector<int> groups;
+  torch_ops::TrainableParameters(optimizer, named_parameters, "DistributedOptimizer", &params,
+                                 &names, &groups);
   torch_ops::GradientReducerOptions reducer;
   reducer.op = options.op;
   reducer.gradient_predivide_factor = options.gradient_predivide_factor;

@@ -1,9 +1,6 @@
 #include "torch_plugin/gradient_reducer.h"
 
 #include <c10/core/GradMode.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,23 +14,6 @@
 namespace horde {
 namespace torch_ops {
 namespace {
-
-// Runs `on_accumulated` after a gradient accumulator has added this pass's gradient
-// into .grad.
-class AccumulatedHook : public ::torch::autograd::FunctionPostHook {
- public:
-  explicit AccumulatedHook(std::function<void()> on_accumulated)
-      : on_accumulated_(std::move(on_accumulated)) {}
-  ::torch::autograd::variable_list operator()(
-      const ::torch::autograd::variable_list& outputs,
-      const ::torch::autograd::variable_list& /*inputs*/) override {
-    on_accumulated_();
-    return outputs;
-  }
-
- private:
-  std::function<void()> on_accumulated_;
-};
 
 Error InvalidArgument(const std::string& message) {
   return Error(Status::InvalidArgument("DistributedOptimizer: " + message));
@@ -80,14 +60,11 @@ GradientReducer::GradientReducer(std::vector<at::Tensor> params, std::vector<std
       buckets_ = std::make_unique<GradientBuckets>(params, names, options_.bucket_cap_bytes);
     }
   }
-  RegisterHooks();
+  hooks_ = std::make_unique<AccumulatedHooks>(params, names, "DistributedOptimizer",
+                                              [this](size_t i) { OnGradientAccumulated(i); });
 }
 
-GradientReducer::~GradientReducer() {
-  for (size_t i = 0; i < accumulators_.size(); ++i) {
-    accumulators_[i]->del_post_hook(hook_keys_[i]);
-  }
-}
+GradientReducer::~GradientReducer() = default;
 
 void GradientReducer::MakeGroups() {
   std::vector<std::vector<size_t>> groups = options_.groups;
@@ -113,22 +90,6 @@ void GradientReducer::MakeGroups() {
       slots_[i].group = static_cast<int>(groups_.size());
     }
     groups_.push_back(Group{members, {}});
-  }
-}
-
-void GradientReducer::RegisterHooks() {
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    // The accumulator is held here: the parameter keeps only a weak reference, and a
-    // new one (without the hook) would replace it once the graph is gone.
-    std::shared_ptr<::torch::autograd::Node> accumulator =
-        ::torch::autograd::impl::grad_accumulator(slots_[i].param);
-    if (!accumulator) {
-      throw InvalidArgument("parameter '" + slots_[i].name +
-                            "' has no gradient accumulator (is it a leaf that requires grad?)");
-    }
-    hook_keys_.push_back(accumulator->add_post_hook(
-        std::make_unique<AccumulatedHook>([this, i] { OnGradientAccumulated(i); })));
-    accumulators_.push_back(std::move(accumulator));
   }
 }
 

@@ -11,17 +11,12 @@
 #include <vector>
 
 #include "horde/data_type.h"
+#include "torch_plugin/accumulated_hooks.h"
 #include "torch_plugin/counted_allreduce.h"
 #include "torch_plugin/gradient_buckets.h"
 #include "torch_plugin/gradient_compressor.h"
 #include "torch_plugin/operation_table.h"
 #include "torch_plugin/step_outcome.h"
-
-namespace torch {
-namespace autograd {
-struct Node;
-}  // namespace autograd
-}  // namespace torch
 
 namespace horde {
 namespace torch_ops {
@@ -127,7 +122,6 @@ class GradientReducer {
     std::vector<size_t> ready;
   };
 
-  void RegisterHooks();
   void OnGradientAccumulated(size_t i);
   void Start(size_t i);
   // Start(i), or after it failed: records the error and submits a placeholder.
@@ -173,12 +167,12 @@ class GradientReducer {
   std::vector<size_t> one_slot_;  // a hook's single slot
   std::vector<at::Tensor> scratch_tensors_;
   std::vector<std::string> scratch_names_;
-  std::vector<std::shared_ptr<::torch::autograd::Node>> accumulators_;
-  std::vector<uintptr_t> hook_keys_;
   std::mutex mu_;                    // hooks may run on autograd's device threads
   std::exception_ptr submit_error_;  // the first failed submission of this step
   bool backward_seen_ = false;
   bool failed_alike_ = false;  // a reduction of this step failed alike on every rank
+  // Last, so that destruction removes the hooks before anything they use.
+  std::unique_ptr<AccumulatedHooks> hooks_;
 };
 
 }  // namespace torch_ops

@@ -33,9 +33,16 @@ at::Tensor Piece(const at::Tensor& tensor, int64_t offset, int64_t numel) {
 }  // namespace
 
 ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int> groups,
+                                 const std::vector<std::string>& names,
                                  ParameterShardsOptions options)
     : params_(std::move(params)), options_(std::move(options)) {
-  if (params_.size() != groups.size()) throw InvalidArgument("one group index per parameter");
+  if (params_.size() != groups.size() || params_.size() != names.size()) {
+    throw InvalidArgument("one group index and one name per parameter");
+  }
+  if (options_.backward_passes_per_step < 1) {
+    throw InvalidArgument("backward_passes_per_step must be at least 1, got " +
+                          std::to_string(options_.backward_passes_per_step));
+  }
   if (options_.stage != 1 && options_.stage != 2) {
     throw InvalidArgument(
         "stage must be 1 (shard the optimizer state) or 2 (and the "
@@ -67,6 +74,71 @@ ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int
     at::Tensor flat = Flatten(b, [&](size_t i) { return params_[i].detach(); });
     shards_.push_back(flat.narrow(0, rank_ * size, size).clone().requires_grad_(true));
   }
+  buckets_of_.resize(params_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    for (const ShardBucket::Member& m : buckets_[b].members) buckets_of_[m.tensor].push_back(b);
+  }
+  step_.resize(buckets_.size());
+  passes_left_.assign(params_.size(), options_.backward_passes_per_step);
+  collected_.assign(params_.size(), false);
+  hooks_ = std::make_unique<AccumulatedHooks>(params_, names, "ShardedOptimizer",
+                                              [this](size_t i) { OnGradientAccumulated(i); });
+}
+
+ParameterShards::~ParameterShards() {
+  hooks_.reset();
+  // Reductions a step started and nobody waited for (the optimizer dropped mid-step).
+  for (BucketStep& step : step_) {
+    if (step.handle >= 0) Release(step.handle);
+  }
+}
+
+void ParameterShards::OnGradientAccumulated(size_t i) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (collected_[i]) {
+    if (step_error_.empty()) {
+      step_error_ = "a gradient arrived more than backward_passes_per_step (" +
+                    std::to_string(options_.backward_passes_per_step) +
+                    ") times before step(); raise backward_passes_per_step to accumulate "
+                    "gradients locally";
+    }
+    return;
+  }
+  if (--passes_left_[i] == 0) Collect(i);
+}
+
+void ParameterShards::Collect(size_t i) {
+  at::NoGradGuard no_grad;
+  collected_[i] = true;
+  const at::Tensor grad = params_[i].grad();
+  const bool sparse = grad.defined() && grad.is_sparse();
+  if (sparse && step_error_.empty()) {
+    step_error_ = "parameter " + std::to_string(i) +
+                  " has a sparse gradient, which sharding cannot split (use "
+                  "nn.Embedding(sparse=False), or DistributedOptimizer)";
+  }
+  for (size_t b : buckets_of_[i]) {
+    BucketStep& step = step_[b];
+    if (!step.flat.defined()) {
+      step.flat = at::zeros({buckets_[b].numel}, params_[i].options().requires_grad(false));
+    }
+    for (const ShardBucket::Member& m : buckets_[b].members) {
+      if (m.tensor != i) continue;
+      if (grad.defined() && !sparse) {
+        step.flat.narrow(0, m.offset, m.numel).copy_(Piece(grad, m.tensor_offset, m.numel));
+      }
+      ++step.collected;
+    }
+    if (step.collected == buckets_[b].members.size()) StartBucket(b);
+  }
+  if (options_.stage == 2) params_[i].mutable_grad().reset();
+}
+
+void ParameterShards::StartBucket(size_t b) {
+  BucketStep& step = step_[b];
+  if (options_.fp16 && step.flat.is_floating_point()) step.flat = step.flat.to(at::kHalf);
+  step.handle = ReducescatterAsync(step.flat, options_.name + ".grads." + std::to_string(b),
+                                   options_.op, 1.0, 1.0, options_.process_set);
 }
 
 at::Tensor ParameterShards::Flatten(size_t b,
@@ -98,31 +170,45 @@ void ParameterShards::RefreshShards() {
   }
 }
 
+bool ParameterShards::HasPendingWork() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (collected_[i] || passes_left_[i] < options_.backward_passes_per_step) return true;
+  }
+  return false;
+}
+
 void ParameterShards::ReduceGradients() {
   at::NoGradGuard no_grad;
   RefreshShards();
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const at::Tensor& grad = params_[i].grad();
-    if (grad.defined() && grad.is_sparse()) {
-      throw InvalidArgument("parameter " + std::to_string(i) +
-                            " has a sparse gradient, which sharding cannot split (use "
-                            "nn.Embedding(sparse=False), or DistributedOptimizer)");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (!collected_[i]) Collect(i);
     }
   }
-  std::vector<at::Tensor> flats;
+  // Every bucket has started: wait for all (even after one failed) before anything throws,
+  // so that nothing of this step is left in flight.
+  std::exception_ptr failure;
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    at::Tensor flat = Flatten(b, [&](size_t i) { return params_[i].grad(); });
-    flats.push_back(options_.fp16 && flat.is_floating_point() ? flat.to(at::kHalf) : flat);
+    BucketStep& step = step_[b];
+    try {
+      const at::Tensor reduced = Synchronize(step.handle);
+      shards_[b].mutable_grad() = reduced.to(shards_[b].scalar_type());
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+    step = BucketStep();
   }
-  if (flats.empty()) return;
-  OperationResult result = WaitOperation(GroupedReducescatterAsync(
-      flats, options_.name + ".grads", options_.op, 1.0, 1.0, options_.process_set));
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    shards_[b].mutable_grad() = result.outputs[b].to(shards_[b].scalar_type());
+  std::string error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    passes_left_.assign(params_.size(), options_.backward_passes_per_step);
+    collected_.assign(params_.size(), false);
+    std::swap(error, step_error_);
   }
-  if (options_.stage == 2) {
-    for (at::Tensor& p : params_) p.mutable_grad().reset();
-  }
+  if (failure) std::rethrow_exception(failure);
+  if (!error.empty()) throw InvalidArgument(error);
 }
 
 double ParameterShards::ClipGradNorm(double max_norm, double norm_type) {

@@ -5,11 +5,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/shard_layout.h"
 #include "horde/data_type.h"
+#include "torch_plugin/accumulated_hooks.h"
 
 namespace horde {
 namespace torch_ops {
@@ -19,6 +22,8 @@ struct ParameterShardsOptions {
   // rank holds only its shard of them between steps.
   int stage = 2;
   ReduceOp op = ReduceOp::kAverage;  // Average or Sum
+  // Local backward passes (gradients accumulate in .grad) per step.
+  int backward_passes_per_step = 1;
   int32_t process_set = 0;
   int64_t bucket_cap_bytes = 25 << 20;
   bool fp16 = false;  // gradients travel as float16
@@ -31,17 +36,24 @@ struct ParameterShardsOptions {
 // this rank owns one equal slice of each, its shard, held as a flat tensor per bucket that
 // the wrapped optimizer steps (so its state is the shard's size). A step reduce-scatters
 // the gradients bucket by bucket into the shards' .grad, the optimizer updates the shards,
-// and an allgather of the shards writes every parameter back. The same bytes cross the
-// network as one allreduce; a rank keeps 1/N of the optimizer state (and with stage 2 of
-// the gradients).
+// and an allgather of the shards writes every parameter back. A hook on each parameter's
+// gradient accumulator copies the gradient into its buckets on the step's last backward
+// pass and starts a bucket's reduce-scatter once all its members are in, so the
+// reductions overlap the rest of backward (stage 2 drops the whole gradient right there). The same
+// bytes cross the network as one allreduce; a rank keeps 1/N of the optimizer state (and with stage
+// 2 of the gradients).
 //
 // Collective: every rank of the process set calls each method in the same order.
 class ParameterShards {
  public:
   // params: the trainable parameters, in the optimizer's order; groups[i]: the index of
   // params[i]'s optimizer parameter group. Throws horde::Error for bad arguments.
+  // names[i]: params[i]'s name (for errors).
   ParameterShards(std::vector<at::Tensor> params, std::vector<int> groups,
-                  ParameterShardsOptions options);
+                  const std::vector<std::string>& names, ParameterShardsOptions options);
+  ~ParameterShards();
+  ParameterShards(const ParameterShards&) = delete;
+  ParameterShards& operator=(const ParameterShards&) = delete;
 
   // One flat tensor per bucket: this rank's slice of its parameters, for the optimizer.
   const std::vector<at::Tensor>& shards() const { return shards_; }
@@ -51,11 +63,14 @@ class ParameterShards {
   int ranks() const { return ranks_; }
   int rank() const { return rank_; }
 
-  // Reduces the parameters' gradients (a missing one counts as zeros) and sets each
-  // shard's .grad to this rank's slice of the result. Stage 2 then drops the parameters'
-  // .grad. First the shards take the parameters' values, which the user may have set
-  // since the last step (a broadcast, a checkpoint). Throws for a sparse gradient.
+  // Completes the step's reductions (starting those no hook started: a missing gradient
+  // counts as zeros) and sets each shard's .grad to this rank's slice of the result. Stage 2 then
+  // drops the parameters' .grad. First the shards take the parameters' values, which the user may
+  // have set since the last step (a broadcast, a checkpoint). Throws for a sparse gradient.
   void ReduceGradients();
+  // Whether a backward pass has fed this step since ReduceGradients(): zeroing the
+  // gradients then would not undo what the hooks have collected.
+  bool HasPendingWork();
   // The norm of the whole reduced gradient (all shards; `norm_type` p or infinity), and
   // scales the shards' gradients by max_norm / (norm + 1e-6) when that is below 1, as
   // torch.nn.utils.clip_grad_norm_ does over the whole.
@@ -74,6 +89,12 @@ class ParameterShards {
  private:
   // Copies this rank's slice of the parameters into the shards.
   void RefreshShards();
+  // The hook: on the step's last pass, Collect(i).
+  void OnGradientAccumulated(size_t i);
+  // Copies parameter i's gradient (if any) into its buckets and starts each bucket whose
+  // members are all in. Under mu_.
+  void Collect(size_t i);
+  void StartBucket(size_t b);
   // The whole flat bucket `b` filled from per-parameter tensors of its members.
   at::Tensor Flatten(size_t b, const std::function<at::Tensor(size_t)>& tensor_of) const;
 
@@ -82,6 +103,20 @@ class ParameterShards {
   int ranks_ = 1, rank_ = 0;
   std::vector<ShardBucket> buckets_;
   std::vector<at::Tensor> shards_;
+  std::vector<std::vector<size_t>> buckets_of_;  // per parameter: the buckets it lies in
+  // This step's progress.
+  struct BucketStep {
+    at::Tensor flat;       // the gradients being gathered, then reduced
+    size_t collected = 0;  // members in
+    int64_t handle = -1;   // its reduce-scatter, once started
+  };
+  std::vector<BucketStep> step_;
+  std::vector<int> passes_left_;
+  std::vector<bool> collected_;
+  std::string step_error_;  // the first misuse seen by a hook, thrown by ReduceGradients
+  std::mutex mu_;           // hooks may run on autograd's device threads
+  // Last, so that destruction removes the hooks before anything they use.
+  std::unique_ptr<AccumulatedHooks> hooks_;
 };
 
 }  // namespace torch_ops

@@ -100,6 +100,35 @@ def test_same_trajectory_as_distributed_optimizer(name, stage):
         assert 0 < clipped < STEPS, f"clipping should bind in some steps only: {clipped}"
 
 
+def test_two_backward_passes_per_step_follow_distributed_optimizer():
+    make, _ = OPTIMIZERS["adam_decay_clip"]
+    ref_model, model = make_model(), make_model()
+    ref = hvd.DistributedOptimizer(make(ref_model.parameters()), backward_passes_per_step=2,
+                                   named_parameters=ref_model.named_parameters())
+    sharded = hvd.ShardedOptimizer(make(model.parameters()), backward_passes_per_step=2,
+                                   named_parameters=model.named_parameters(),
+                                   bucket_cap_mb=TINY_BUCKETS_MB)
+    for step in range(10):
+        for net, optimizer in ((ref_model, ref), (model, sharded)):
+            optimizer.zero_grad()
+            for micro in range(2):
+                x, y = my_batch(2 * step + micro)
+                (F.mse_loss(net(x), y) / 2).backward()
+            optimizer.step()
+        for p, q in zip(ref_model.parameters(), model.parameters()):
+            torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7)
+
+
+def test_zero_grad_between_backward_and_step_is_refused():
+    model = make_model()
+    sharded = hvd.ShardedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1))
+    backward(model, sharded, 0)
+    with pytest.raises(AssertionError, match="before optimizer.step"):
+        sharded.zero_grad()
+    sharded.step()
+    sharded.zero_grad()
+
+
 def test_each_rank_holds_its_share_of_the_state():
     make, _ = OPTIMIZERS["adam_decay_clip"]
     model = make_model()

@@ -68,7 +68,8 @@ class _ShardedOptimizer:
             raise ValueError("ShardedOptimizer: the optimizer has no trainable parameters")
         self._trainable = [p for _, p in trainable]
         self._shards = _ops.ParameterShards(
-            self._trainable, [g for g, _ in trainable], stage, op,
+            self._trainable, [g for g, _ in trainable], [names[p] for p in self._trainable],
+            stage, backward_passes_per_step, op,
             process_set_id_of(process_set), max(1, int(bucket_cap_mb * (1 << 20))),
             compression is Compression.fp16, f"sharded.{names[self._trainable[0]]}")
         self._process_set = process_set
@@ -110,6 +111,11 @@ class _ShardedOptimizer:
         return loss
 
     def zero_grad(self, set_to_none=_SET_TO_NONE_DEFAULT):
+        if not self._reduced and self._shards.has_pending_work():
+            raise AssertionError(
+                "optimizer.zero_grad() was called after loss.backward() but before "
+                "optimizer.step() or optimizer.synchronize(); the gradients are already "
+                "being reduced")
         for p in self._trainable:
             if p.grad is None:
                 continue
@@ -235,6 +241,8 @@ def ShardedOptimizer(optimizer, named_parameters=None, stage=2, backward_passes_
 
     stage: 1 shards the optimizer state; 2 also drops each parameter's gradient once it is
         reduced (a rank keeps only its slice of the gradients between steps).
+    backward_passes_per_step: local backward passes (gradients accumulate) per step; the
+        reductions start on the last one, as backward produces each gradient.
     named_parameters: model.named_parameters(), used to name the collectives.
     compression: Compression.none or Compression.fp16 (gradients travel as float16).
     op: hvd.Average or hvd.Sum.

@@ -18,3 +18,4 @@
 #include "horde/torch/collectives.h"
 #include "horde/torch/distributed_optimizer.h"
 #include "horde/torch/handle.h"
+#include "horde/torch/sharded_optimizer.h"
