@@ -84,7 +84,8 @@ def trainers(args):
             optimizer, named_parameters=model.named_parameters(), stage=stage)
 
     zero = Trainer(lambda: DistributedDataParallel(make()),
-                   lambda m: ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.Adam,
+                   lambda m: ZeroRedundancyOptimizer(m.parameters(),
+                                                     optimizer_class=torch.optim.Adam,
                                                      lr=LR, weight_decay=DECAY),
                    lambda o: o.optim.state, model_grads, data, args.steps)
     return {

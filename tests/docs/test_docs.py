@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 import markdown_pages as md  # noqa: E402
 
-SOURCE_DIRS = ["core", "mpi_ops", "gpu_ops", "torch_plugin", "python", "launcher"]
+SOURCE_DIRS = ["core", "topology", "mpi_ops", "gpu_ops", "torch_plugin", "python", "launcher"]
 SOURCE_SUFFIXES = {".cc", ".h", ".cu", ".py"}
 DEFAULT_TIMEOUT = 120
 HORDERUN = md.ROOT / ".venv/bin/horderun"

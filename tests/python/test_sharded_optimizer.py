@@ -29,7 +29,8 @@ def my_batch(step):
     x = torch.randn(GLOBAL, 5, generator=generator)
     y = torch.randn(GLOBAL, 3, generator=generator)
     rows = GLOBAL // hvd.size()
-    return x[hvd.rank() * rows:(hvd.rank() + 1) * rows], y[hvd.rank() * rows:(hvd.rank() + 1) * rows]
+    mine = slice(hvd.rank() * rows, (hvd.rank() + 1) * rows)
+    return x[mine], y[mine]
 
 
 OPTIMIZERS = {
