@@ -15,30 +15,12 @@
 #include <cstdio>
 #include <vector>
 
+#include "tests/mpi/test_comm.h"
 #include "topology/spanning_tree.h"
 
 namespace horde {
 namespace mpi {
 namespace {
-
-MPI_Comm g_comm = MPI_COMM_NULL;
-int g_rank = 0;
-int g_size = 1;
-
-// Makes the tests' communicator, a duplicate of MPI_COMM_WORLD that returns errors, once
-// MPI has started (bare_mpi_main.cc), and frees it before MPI finalizes.
-class CommEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    MPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
-    MPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(g_comm, &g_rank);
-    MPI_Comm_size(g_comm, &g_size);
-  }
-  void TearDown() override { MPI_Comm_free(&g_comm); }
-};
-::testing::Environment* const kCommEnvironment = ::testing::AddGlobalTestEnvironment(
-    new CommEnvironment);
 
 // A chain from `root` through the ranks in order (twice the rate) and a star around it:
 // every rank is an inner node of one tree or a leaf of both.
