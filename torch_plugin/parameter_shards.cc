@@ -241,8 +241,6 @@ void ParameterShards::GatherParameters() {
   for (const at::Tensor& shard : shards_) slices.push_back(shard.detach());
   OperationResult result = WaitOperation(
       GroupedAllgatherAsync(slices, options_.name + ".params", options_.process_set));
-  std::vector<size_t> all(buckets_.size());
-  for (size_t b = 0; b < all.size(); ++b) all[b] = b;
   std::map<size_t, at::Tensor> whole;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (const ShardBucket::Member& m : buckets_[b].members) {

@@ -267,16 +267,17 @@ else:
 
 
 @pytest.mark.skipif(hvd.size() != 1, reason="starts jobs of its own: in the 1-rank pass only")
+@pytest.mark.timeout(600)  # three jobs of its own, each within 240 s
 def test_a_checkpoint_saved_on_four_ranks_resumes_on_two_and_three(run_python, tmp_path):
     import os
 
     from _child_job import mpirun, results_by_rank
     paths = dict(tests=os.path.dirname(os.path.abspath(__file__)),
                  checkpoint=str(tmp_path / "checkpoint.pt"), after=str(tmp_path / "after.pt"))
-    out = run_python(RESUME_JOB.format(mode="save", **paths), launcher=mpirun(4), timeout=120)
+    out = run_python(RESUME_JOB.format(mode="save", **paths), launcher=mpirun(4), timeout=240)
     assert len(results_by_rank(out)) == 4, out
     for ranks in (2, 3):
         out = run_python(RESUME_JOB.format(mode="load", **paths), launcher=mpirun(ranks),
-                         timeout=120)
+                         timeout=240)
         results = results_by_rank(out)
         assert len(results) == ranks and all(results.values()), out

@@ -72,6 +72,7 @@ class _ShardedOptimizer:
             stage, backward_passes_per_step, op,
             process_set_id_of(process_set), max(1, int(bucket_cap_mb * (1 << 20))),
             compression is Compression.fp16, f"sharded.{names[self._trainable[0]]}")
+        self._layout = self._shards.layout()  # fixed for the optimizer's life
         self._process_set = process_set
         self._reduced = False
         self._consolidated = None
@@ -135,7 +136,7 @@ class _ShardedOptimizer:
         if self._consolidated is not None:
             return self._consolidated
         state = super().state_dict()
-        state[SHARDED_KEY] = {"rank": self._shards_rank(), "layout": self._shards.layout()}
+        state[SHARDED_KEY] = {"rank": self._shards_rank(), "layout": self._layout}
         return state
 
     def _shards_rank(self):
@@ -164,7 +165,7 @@ class _ShardedOptimizer:
                         state.setdefault(trainable_index[i], {})[key] = tensor
                     continue
                 for b, value in zip(buckets, values):
-                    for member in self._shards.layout()[b][1]:
+                    for member in self._layout[b][1]:
                         copy = value.clone() if torch.is_tensor(value) else value
                         state.setdefault(trainable_index[member[0]], {})[key] = copy
         groups = []
@@ -188,7 +189,7 @@ class _ShardedOptimizer:
         self._reduced = False
         if SHARDED_KEY in state_dict:
             mine = state_dict[SHARDED_KEY]
-            if mine["layout"] != self._shards.layout() or mine["rank"] != self._shards_rank():
+            if mine["layout"] != self._layout or mine["rank"] != self._shards_rank():
                 raise ValueError(
                     "ShardedOptimizer: this sharded state dict is rank "
                     f"{mine['rank']}'s of another layout (other ranks, parameters or bucket "
@@ -207,9 +208,8 @@ class _ShardedOptimizer:
         index = {p: i for i, p in enumerate(p for group in self._model_groups for p in group)}
         saved = {int(k): v for k, v in whole["state"].items()}
         per_trainable = {i: saved.get(index[p], {}) for i, p in enumerate(self._trainable)}
-        layout = self._shards.layout()
         state = {}
-        for b, (_, members, _) in enumerate(layout):
+        for b, (_, members, _) in enumerate(self._layout):
             first = per_trainable[members[0][0]]
             shard_state = {}
             for key, value in first.items():
