@@ -30,6 +30,16 @@ at::Tensor Piece(const at::Tensor& tensor, int64_t offset, int64_t numel) {
   return tensor.reshape({-1}).narrow(0, offset, numel);
 }
 
+// A flat bucket for `bucket`'s members to fill: left uninitialized (they cover it, packed
+// from the start) but for the padding.
+at::Tensor EmptyBucket(const ShardBucket& bucket, const at::TensorOptions& options) {
+  at::Tensor flat = at::empty({bucket.numel}, options.requires_grad(false));
+  const ShardBucket::Member& last = bucket.members.back();
+  const int64_t used = last.offset + last.numel;
+  flat.narrow(0, used, bucket.numel - used).zero_();
+  return flat;
+}
+
 }  // namespace
 
 ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int> groups,
@@ -119,13 +129,14 @@ void ParameterShards::Collect(size_t i) {
   }
   for (size_t b : buckets_of_[i]) {
     BucketStep& step = step_[b];
-    if (!step.flat.defined()) {
-      step.flat = at::zeros({buckets_[b].numel}, params_[i].options().requires_grad(false));
-    }
+    if (!step.flat.defined()) step.flat = EmptyBucket(buckets_[b], params_[i].options());
     for (const ShardBucket::Member& m : buckets_[b].members) {
       if (m.tensor != i) continue;
+      at::Tensor piece = step.flat.narrow(0, m.offset, m.numel);
       if (grad.defined() && !sparse) {
-        step.flat.narrow(0, m.offset, m.numel).copy_(Piece(grad, m.tensor_offset, m.numel));
+        piece.copy_(Piece(grad, m.tensor_offset, m.numel));
+      } else {
+        piece.zero_();  // no gradient counts as zeros
       }
       ++step.collected;
     }

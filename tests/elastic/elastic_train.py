@@ -1,6 +1,6 @@
 """The training script of the elastic tests, written as a Horovod elastic script is:
 `elastic_train.py [--epochs E] [--commit-every K] [--delay S] [--die RANK:WHERE:N]
-[--ballast-mb M]`.
+[--ballast-mb M] [--sharded STAGE]`.
 
 --die makes rank RANK (of the first generation) SIGKILL itself: WHERE=commit inside its
 N-th commit, after saving it and before the commit's allreduce; WHERE=recovery N
@@ -11,6 +11,8 @@ training step after its first reset (an in-place recovery, or a later generation
 start), before the step's first collective.
 --ballast-mb adds M MB of float32 zeros to the state every commit carries (for the
 costs in bench/elastic_cost.py); the training is unchanged.
+--sharded trains with hvd.ShardedOptimizer of that stage instead of DistributedOptimizer:
+the same trajectory, with the optimizer state resharded over each generation's ranks.
 
 Each rank reports with one write per line:
   start rank=R size=S gen=G commit=N epoch=E batch=B lr=L pid=P   (after sync)
@@ -107,6 +109,7 @@ def main():
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--die", default="")
     parser.add_argument("--ballast-mb", type=int, default=0)
+    parser.add_argument("--sharded", type=int, choices=(1, 2))
     args = parser.parse_args()
     hvd.init()
     gen = int(os.environ.get("HORDE_ELASTIC_GENERATION", "0"))
@@ -117,7 +120,12 @@ def main():
     data = make_data()
     model = make_model()
     optimizer = torch.optim.SGD(model.parameters(), lr=BASE_LR * hvd.size(), momentum=0.9)
-    optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+    if args.sharded:
+        optimizer = hvd.ShardedOptimizer(optimizer, named_parameters=model.named_parameters(),
+                                         stage=args.sharded)
+    else:
+        optimizer = hvd.DistributedOptimizer(optimizer,
+                                             named_parameters=model.named_parameters())
     sampler = hvd.elastic.ElasticSampler(data, shuffle=True, seed=1)
     loader = torch.utils.data.DataLoader(data, batch_size=BATCH, sampler=sampler)
     state = hvd.elastic.TorchState(model, optimizer, sampler=sampler, epoch=0, batch=0,

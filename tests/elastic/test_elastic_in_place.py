@@ -75,8 +75,10 @@ def check_in_place(job, sizes):
 
 
 @needs_in_place
-def test_a_rank_killed_mid_step_recovers_in_place(tmp_path):
-    job = start_job(tmp_path, 3, 2, mode="auto")
+@pytest.mark.parametrize("optimizer", [[], ["--sharded", "2"]], ids=["distributed", "sharded"])
+def test_a_rank_killed_mid_step_recovers_in_place(tmp_path, optimizer):
+    # Sharded: the survivors reshard the last commit's whole optimizer state over 2 ranks.
+    job = start_job(tmp_path, 3, 2, *optimizer, mode="auto")
     pid = int(job.wait_for(r"^start rank=2 size=3 gen=0 .* pid=(\d+)").group(1))
     job.wait_for(r"^step rank=2 size=3 gen=0 epoch=0 batch=3$")
     os.kill(pid, signal.SIGKILL)  # after commit 1 (batch 2), before commit 2

@@ -141,10 +141,12 @@ def resumed_commit(job, gen):
     return int(starts[0].group(1))
 
 
-def test_a_killed_rank_and_training_goes_on_with_two(tmp_path):
+@pytest.mark.parametrize("optimizer", [[], ["--sharded", "2"]], ids=["distributed", "sharded"])
+def test_a_killed_rank_and_training_goes_on_with_two(tmp_path, optimizer):
+    # Sharded: the commit holds the whole optimizer state, resharded over 2 ranks.
     script, _ = discovery_script(tmp_path, "localhost:3\n")
     job = Job(tmp_path, ["-np", "3", "--min-np", "2", "--host-discovery-script", script],
-              [PYTHON, TRAIN, "--epochs", "2", "--commit-every", "2"])
+              [PYTHON, TRAIN, "--epochs", "2", "--commit-every", "2", *optimizer])
     pid = int(job.wait_for(r"^start rank=2 size=3 gen=0 .* pid=(\d+)").group(1))
     job.wait_for(r"^step rank=2 size=3 gen=0 epoch=0 batch=3$")
     os.kill(pid, signal.SIGKILL)  # mid-epoch, after commit 1 (batch 2), before commit 2

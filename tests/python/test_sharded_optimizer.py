@@ -187,6 +187,31 @@ def test_a_rank_state_dict_loads_back_on_the_same_rank_only():
         sharded.load_state_dict(other)
 
 
+def test_the_ranks_own_state_dicts_merge_into_the_whole_one():
+    model = make_model()
+    model[0].bias.requires_grad_(False)  # numbered in a whole state dict, not sharded
+    sharded = hvd.ShardedOptimizer(torch.optim.Adam(model.parameters(), lr=0.01),
+                                   bucket_cap_mb=TINY_BUCKETS_MB)
+    sharded_step(model, sharded, 0, None)
+    mine = sharded.state_dict()
+    merged = hvd.merge_sharded_state_dicts(hvd.allgather_object(mine))
+    sharded.consolidate_state_dict(0)
+    whole = hvd.broadcast_object(sharded.state_dict() if hvd.rank() == 0 else None, 0)
+    assert merged["param_groups"] == whole["param_groups"]
+    assert sorted(merged["state"]) == sorted(whole["state"]) == [0, 2, 3]
+    for index, state in whole["state"].items():
+        assert sorted(merged["state"][index]) == sorted(state)
+        for key, value in state.items():
+            torch.testing.assert_close(merged["state"][index][key], value, rtol=0, atol=0)
+    if hvd.size() > 1:
+        only_mine = (f"one state dict from each of the {hvd.size()} ranks of one optimizer, "
+                     f"got ranks \\[{hvd.rank()}\\]")
+        with pytest.raises(ValueError, match=only_mine):
+            hvd.merge_sharded_state_dicts([mine])
+    with pytest.raises(ValueError, match="expected the state_dict\\(\\) of every rank"):
+        hvd.merge_sharded_state_dicts([whole])
+
+
 def test_broadcast_optimizer_state_sends_what_the_root_loaded():
     """A script that resumes on rank 0 loads the checkpoint there and broadcasts it."""
     make, clip = OPTIMIZERS["sgd_momentum"]
@@ -230,7 +255,8 @@ def test_a_sparse_gradient_fails_the_step_on_every_rank_and_the_next_collective_
     assert hvd.allreduce(torch.ones(3), op=hvd.Sum).tolist() == [hvd.size()] * 3
 
 
-# Saved on 4 ranks, resumed on 2 and 3: the next step is the one the 4 ranks took.
+# Saved on 4 ranks (whole on the root, and each rank its own), resumed on 2 and 3: the next
+# step is the one the 4 ranks took.
 RESUME_JOB = """
 import json, sys
 import torch
@@ -245,6 +271,7 @@ if {mode!r} == "save":
     optimizer = hvd.ShardedOptimizer(make(model.parameters()), bucket_cap_mb=64 / (1 << 20))
     for step in range(5):
         sharded_step(model, optimizer, step, clip)
+    torch.save(optimizer.state_dict(), {shards!r}.format(hvd.rank()))  # this rank's own
     optimizer.consolidate_state_dict(root_rank=0)
     if hvd.rank() == 0:
         torch.save({{"model": model.state_dict(), "optimizer": optimizer.state_dict()}},
@@ -254,14 +281,19 @@ if {mode!r} == "save":
         torch.save(model.state_dict(), {after!r})
     print(f"rank {{hvd.rank()}}: result:", json.dumps(True))
 else:
+    # From the root's whole checkpoint, and from the four ranks' own files merged.
     checkpoint = torch.load({checkpoint!r})
-    model.load_state_dict(checkpoint["model"])
-    optimizer = hvd.ShardedOptimizer(make(model.parameters()), bucket_cap_mb=1)
-    optimizer.load_state_dict(checkpoint["optimizer"])
-    sharded_step(model, optimizer, 5, clip)
+    merged = hvd.merge_sharded_state_dicts([torch.load({shards!r}.format(r)) for r in range(4)])
     expected = torch.load({after!r})
-    same = all(torch.allclose(p, expected[n], rtol=1e-5, atol=1e-7)
-               for n, p in model.state_dict().items())
+    same = True
+    for whole in (checkpoint["optimizer"], merged):
+        model = make_model()
+        model.load_state_dict(checkpoint["model"])
+        optimizer = hvd.ShardedOptimizer(make(model.parameters()), bucket_cap_mb=1)
+        optimizer.load_state_dict(whole)
+        sharded_step(model, optimizer, 5, clip)
+        same = same and all(torch.allclose(p, expected[n], rtol=1e-5, atol=1e-7)
+                            for n, p in model.state_dict().items())
     print(f"rank {{hvd.rank()}}: result:", json.dumps(same))
 """
 
@@ -273,7 +305,8 @@ def test_a_checkpoint_saved_on_four_ranks_resumes_on_two_and_three(run_python, t
 
     from _child_job import mpirun, results_by_rank
     paths = dict(tests=os.path.dirname(os.path.abspath(__file__)),
-                 checkpoint=str(tmp_path / "checkpoint.pt"), after=str(tmp_path / "after.pt"))
+                 checkpoint=str(tmp_path / "checkpoint.pt"), after=str(tmp_path / "after.pt"),
+                 shards=str(tmp_path / "rank{}.pt"))
     out = run_python(RESUME_JOB.format(mode="save", **paths), launcher=mpirun(4), timeout=240)
     assert len(results_by_rank(out)) == 4, out
     for ranks in (2, 3):

@@ -24,5 +24,6 @@ from horde.torch.mpi_ops import (
 )
 from horde.torch.optimizer import DistributedOptimizer
 from horde.torch.sharded_optimizer import ShardedOptimizer
+from horde.torch.sharded_state import merge_sharded_state_dicts
 from horde.torch.sync_batch_norm import SyncBatchNorm
 from horde.torch import elastic

@@ -20,9 +20,7 @@ from horde.torch.compression import Compression
 from horde.torch.optimizer_class import wrap_optimizer_class
 from horde.torch.parameter_names import parameter_names
 from horde.torch.reduce_op import Adasum, Average, Sum
-
-# The key that marks a rank's own (sharded) state dict, as opposed to a whole one.
-SHARDED_KEY = "horde_sharded"
+from horde.torch.sharded_state import SHARDED_KEY, to_cpu, whole_param_groups
 
 _SET_TO_NONE_DEFAULT = inspect.signature(torch.optim.Optimizer.zero_grad).parameters[
     "set_to_none"].default
@@ -67,24 +65,51 @@ class _ShardedOptimizer:
         if not trainable:
             raise ValueError("ShardedOptimizer: the optimizer has no trainable parameters")
         self._trainable = [p for _, p in trainable]
-        self._shards = _ops.ParameterShards(
+        numbering = {p: i for i, p in enumerate(p for group in self._model_groups for p in group)}
+        # Each trainable parameter's number in a whole state dict.
+        self._indexes = [numbering[p] for p in self._trainable]
+        self._shards_args = (
             self._trainable, [g for g, _ in trainable], [names[p] for p in self._trainable],
             stage, backward_passes_per_step, op,
             process_set_id_of(process_set), max(1, int(bucket_cap_mb * (1 << 20))),
             compression is Compression.fp16, f"sharded.{names[self._trainable[0]]}")
-        self._layout = self._shards.layout()  # fixed for the optimizer's life
         self._process_set = process_set
+        self._lay_out()
+        hyper = [{k: v for k, v in group.items() if k != "params"}
+                 for group in optimizer.param_groups]
+        super().__init__([dict(h, params=params) for h, params in zip(hyper, self._group_shards())])
+        self.defaults = dict(optimizer.defaults)
+
+    def _lay_out(self):
+        """Lays the parameters out in shards over the process set's ranks."""
+        self._shards = None  # the old shards' hooks go first
+        self._shards = _ops.ParameterShards(*self._shards_args)
+        self._layout = self._shards.layout()  # fixed until the ranks change
         self._reduced = False
         self._consolidated = None
         self._loaded_whole = None  # the whole state dict loaded since the last step
+
+    def _group_shards(self):
+        """This rank's shards, per parameter group."""
         shards = self._shards.shards()
-        groups = []
-        for g, group in enumerate(optimizer.param_groups):
-            hyper = {k: v for k, v in group.items() if k != "params"}
-            groups.append(dict(hyper, params=[s for b, s in enumerate(shards)
-                                              if self._shards.group_of(b) == g]))
-        super().__init__(groups)
-        self.defaults = dict(optimizer.defaults)
+        return [[s for b, s in enumerate(shards) if self._shards.group_of(b) == g]
+                for g in range(len(self._model_groups))]
+
+    def reshard(self):
+        """Lays the shards out again over the process set's ranks as they are now (an
+        elastic job that went on in place with fewer ranks) and drops the optimizer state,
+        any step in progress with it: load a whole state dict next. What
+        hvd.elastic.TorchState does on every restore."""
+        self._lay_out()
+        self.state.clear()
+        for group, params in zip(self.param_groups, self._group_shards()):
+            group["params"] = params
+
+    def whole_state_dict(self):
+        """Collective: the whole state dict (the wrapped optimizer's format) on every rank,
+        in host memory; what an elastic commit keeps, which load_state_dict() takes on any
+        number of ranks."""
+        return to_cpu(self._whole_state())
 
     def synchronize(self):
         """Reduce-scatters this step's gradients into the shards (once per step)."""
@@ -128,15 +153,20 @@ class _ShardedOptimizer:
         super().zero_grad(set_to_none=True)
         self._reduced = False
 
-    # State dicts. A rank's own: the shards' state with SHARDED_KEY (what an elastic commit
-    # or a sharded checkpoint keeps). A whole one: keyed by the wrapped optimizer's
+    # State dicts. A rank's own: the shards' state with SHARDED_KEY (sharded_state.py; what
+    # a checkpoint saved rank by rank keeps). A whole one: keyed by the wrapped optimizer's
     # parameter numbering, loadable by a plain torch optimizer.
 
     def state_dict(self):
         if self._consolidated is not None:
             return self._consolidated
         state = super().state_dict()
-        state[SHARDED_KEY] = {"rank": self._shards_rank(), "layout": self._layout}
+        state[SHARDED_KEY] = {
+            "rank": self._shards_rank(), "ranks": self._process_set.size(),
+            "layout": self._layout, "parameters": {
+                "indexes": self._indexes,
+                "shapes": [tuple(p.shape) for p in self._trainable],
+                "group_sizes": [len(params) for params in self._model_groups]}}
         return state
 
     def _shards_rank(self):
@@ -150,8 +180,6 @@ class _ShardedOptimizer:
         self._consolidated = whole if self._shards_rank() == root_rank else None
 
     def _whole_state(self):
-        index = {p: i for i, p in enumerate(p for group in self._model_groups for p in group)}
-        trainable_index = {i: index[p] for i, p in enumerate(self._trainable)}
         shards = self._shards.shards()
         state = {}
         for g in range(len(self.param_groups)):
@@ -162,19 +190,14 @@ class _ShardedOptimizer:
                 if all(torch.is_tensor(v) and v.shape == shards[b].shape
                        for v, b in zip(values, buckets)):
                     for i, tensor in self._shards.unshard(buckets, values).items():
-                        state.setdefault(trainable_index[i], {})[key] = tensor
+                        state.setdefault(self._indexes[i], {})[key] = tensor
                     continue
                 for b, value in zip(buckets, values):
                     for member in self._layout[b][1]:
                         copy = value.clone() if torch.is_tensor(value) else value
-                        state.setdefault(trainable_index[member[0]], {})[key] = copy
-        groups = []
-        start = 0
-        for group, params in zip(self.param_groups, self._model_groups):
-            hyper = {k: v for k, v in group.items() if k != "params"}
-            groups.append(dict(hyper, params=list(range(start, start + len(params)))))
-            start += len(params)
-        return {"state": state, "param_groups": groups}
+                        state.setdefault(self._indexes[member[0]], {})[key] = copy
+        return {"state": state, "param_groups": whole_param_groups(
+            self.param_groups, [len(params) for params in self._model_groups])}
 
     def whole_state_on(self, root_rank):
         """Collective: on ``root_rank``, the whole state it knows: the whole state dict it
@@ -193,8 +216,9 @@ class _ShardedOptimizer:
                 raise ValueError(
                     "ShardedOptimizer: this sharded state dict is rank "
                     f"{mine['rank']}'s of another layout (other ranks, parameters or bucket "
-                    "size); load a whole one (consolidate_state_dict() then state_dict() on "
-                    "the root) to reshard")
+                    "size); load a whole one to reshard: consolidate_state_dict() then "
+                    "state_dict() on the root, or hvd.merge_sharded_state_dicts() of every "
+                    "rank's own")
             state = {k: v for k, v in state_dict.items() if k != SHARDED_KEY}
             return super().load_state_dict(state)
         self._loaded_whole = state_dict
@@ -205,9 +229,8 @@ class _ShardedOptimizer:
             raise ValueError(f"ShardedOptimizer: the state dict has "
                              f"{len(whole['param_groups'])} parameter groups, this optimizer "
                              f"{len(self._model_groups)}")
-        index = {p: i for i, p in enumerate(p for group in self._model_groups for p in group)}
         saved = {int(k): v for k, v in whole["state"].items()}
-        per_trainable = {i: saved.get(index[p], {}) for i, p in enumerate(self._trainable)}
+        per_trainable = {i: saved.get(index, {}) for i, index in enumerate(self._indexes)}
         state = {}
         for b, (_, members, _) in enumerate(self._layout):
             first = per_trainable[members[0][0]]
@@ -249,7 +272,10 @@ def ShardedOptimizer(optimizer, named_parameters=None, stage=2, backward_passes_
     bucket_cap_mb: the flat buckets' size: memory for gradients in flight.
     clip_grad_norm_(max_norm) clips the whole gradient; consolidate_state_dict(root_rank)
     then state_dict() on the root gives a state dict of the wrapped optimizer's own format,
-    which load_state_dict() takes on any number of ranks.
+    which load_state_dict() takes on any number of ranks; state_dict() elsewhere is the
+    rank's own (a checkpoint saved rank by rank: hvd.merge_sharded_state_dicts() of all of
+    them is the whole one). In hvd.elastic.TorchState, a commit keeps the whole state and a
+    restore reshards it over the ranks there are then.
     """
     process_set_id_of(process_set)
     cls = wrap_optimizer_class(_ShardedOptimizer, optimizer)

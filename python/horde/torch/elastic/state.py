@@ -226,16 +226,25 @@ class TorchState(ObjectState):
         snapshot = super()._snapshot()
         if self.model is not None:
             snapshot["model"] = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-        if self.optimizer is not None:
+        if self._sharded():
+            # Whole, so that any number of ranks can go on from it (and none is lost with a
+            # rank): gathered (collective) into host memory.
+            snapshot["optimizer"] = self.optimizer.whole_state_dict()
+        elif self.optimizer is not None:
             snapshot["optimizer"] = copy.deepcopy(self.optimizer.state_dict())
         # Plain ints (record_batch counts every rank's batches): the same on every rank.
         snapshot["samplers"] = {name: getattr(self, name).state_dict() for name in self._samplers}
         return snapshot
 
+    def _sharded(self):
+        return getattr(self.optimizer, "_horde_sharded", False)
+
     def _load(self, saved):
         super()._load(saved)
         if self.model is not None:
             self.model.load_state_dict(saved["model"])
+        if self._sharded():
+            self.optimizer.reshard()  # over the ranks there are now
         if self.optimizer is not None:
             self.optimizer.load_state_dict(copy.deepcopy(saved["optimizer"]))
         for name, state in saved["samplers"].items():
