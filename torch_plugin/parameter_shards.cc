@@ -148,8 +148,14 @@ void ParameterShards::Collect(size_t i) {
 void ParameterShards::StartBucket(size_t b) {
   BucketStep& step = step_[b];
   if (options_.fp16 && step.flat.is_floating_point()) step.flat = step.flat.to(at::kHalf);
-  step.handle = ReducescatterAsync(step.flat, options_.name + ".grads." + std::to_string(b),
-                                   options_.op, 1.0, 1.0, options_.process_set);
+  try {
+    step.handle = ReducescatterAsync(step.flat, options_.name + ".grads." + std::to_string(b),
+                                     options_.op, 1.0, 1.0, options_.process_set);
+  } catch (...) {
+    // Raised by ReduceGradients() once the reductions that did start are done, not from
+    // inside backward (where autograd would make any error a RuntimeError).
+    if (!submit_error_) submit_error_ = std::current_exception();
+  }
 }
 
 at::Tensor ParameterShards::Flatten(size_t b,
@@ -204,8 +210,10 @@ void ParameterShards::ReduceGradients() {
   for (size_t b = 0; b < buckets_.size(); ++b) {
     BucketStep& step = step_[b];
     try {
-      const at::Tensor reduced = Synchronize(step.handle);
-      shards_[b].mutable_grad() = reduced.to(shards_[b].scalar_type());
+      if (step.handle >= 0) {  // (none when its start failed: submit_error_)
+        const at::Tensor reduced = Synchronize(step.handle);
+        shards_[b].mutable_grad() = reduced.to(shards_[b].scalar_type());
+      }
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }
@@ -217,6 +225,8 @@ void ParameterShards::ReduceGradients() {
     passes_left_.assign(params_.size(), options_.backward_passes_per_step);
     collected_.assign(params_.size(), false);
     std::swap(error, step_error_);
+    if (submit_error_) failure = submit_error_;  // the first failure
+    submit_error_ = nullptr;
   }
   if (failure) std::rethrow_exception(failure);
   if (!error.empty()) throw InvalidArgument(error);

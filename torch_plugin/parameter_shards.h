@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -113,8 +114,9 @@ class ParameterShards {
   std::vector<BucketStep> step_;
   std::vector<int> passes_left_;
   std::vector<bool> collected_;
-  std::string step_error_;  // the first misuse seen by a hook, thrown by ReduceGradients
-  std::mutex mu_;           // hooks may run on autograd's device threads
+  std::string step_error_;           // the first misuse seen by a hook, thrown by ReduceGradients
+  std::exception_ptr submit_error_;  // the first reduce-scatter that could not start
+  std::mutex mu_;                    // hooks may run on autograd's device threads
   // Last, so that destruction removes the hooks before anything they use.
   std::unique_ptr<AccumulatedHooks> hooks_;
 };
