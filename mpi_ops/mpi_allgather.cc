@@ -1,5 +1,6 @@
 #include "mpi_ops/mpi_allgather.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -44,11 +45,24 @@ Status MpiAllgather::Execute(std::vector<TensorEntry>& entries, const Response& 
   HORDE_RETURN_IF_ERROR(
       AgreeAllSucceeded(&transport, prepared, what, RankNames(context_->topology().world_ranks)));
   if (entries.size() > 1) return GatherFused(entries, response.first_dims, layout);
+  return Gather(entries[0].input->data(), entries[0].output->data(), layout);
+}
+
+// Blocks of one size (a sharded optimizer's slices, equal rows) take MPI_Allgather, whose
+// algorithms Open MPI tunes far better than MPI_Allgatherv's.
+Status MpiAllgather::Gather(const void* send, void* received, const Layout& layout) {
   const int rank = context_->topology().rank;
-  return CheckMpi(MPI_Allgatherv(entries[0].input->data(), layout.counts[rank], MPI_BYTE,
-                                 entries[0].output->data(), layout.counts.data(),
-                                 layout.displacements.data(), MPI_BYTE, context_->world()),
-                  "MPI_Allgatherv");
+  const bool equal = std::all_of(layout.counts.begin(), layout.counts.end(),
+                                 [&](int count) { return count == layout.counts[0]; });
+  if (equal) {
+    return CheckMpi(MPI_Allgather(send, layout.counts[0], MPI_BYTE, received, layout.counts[0],
+                                  MPI_BYTE, context_->world()),
+                    "MPI_Allgather");
+  }
+  return CheckMpi(
+      MPI_Allgatherv(send, layout.counts[rank], MPI_BYTE, received, layout.counts.data(),
+                     layout.displacements.data(), MPI_BYTE, context_->world()),
+      "MPI_Allgatherv");
 }
 
 // Rank r's block holds its rows of every tensor, tensor after tensor.
@@ -84,7 +98,6 @@ Status MpiAllgather::AllocateOutput(TensorEntry& entry, const int64_t* first_dim
 Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries,
                                  const std::vector<int64_t>& first_dims, const Layout& layout) {
   const int size = context_->topology().size;
-  const int rank = context_->topology().rank;
   int64_t packed = 0;
   for (auto& entry : entries) {
     const int64_t bytes = entry.input->size_bytes();
@@ -93,11 +106,7 @@ Status MpiAllgather::GatherFused(std::vector<TensorEntry>& entries,
                   bytes);  // empty tensors may have no data
     packed += bytes;
   }
-  HORDE_RETURN_IF_ERROR(
-      CheckMpi(MPI_Allgatherv(layout.send, layout.counts[rank], MPI_BYTE, layout.received,
-                              layout.counts.data(), layout.displacements.data(), MPI_BYTE,
-                              context_->world()),
-               "MPI_Allgatherv"));
+  HORDE_RETURN_IF_ERROR(Gather(layout.send, layout.received, layout));
   std::vector<int64_t> written(entries.size(), 0);  // bytes of each output filled so far
   for (int r = 0; r < size; ++r) {
     const char* block = layout.received + layout.displacements[r];

@@ -13,7 +13,7 @@ namespace mpi {
 // Allgather of host tensors whose first dimension may differ per rank: the response
 // carries every rank's first dimension, the output is allocated to their sum, and each
 // rank's rows land at its offset. A fused response (several tensors) is one
-// MPI_Allgatherv through host buffers. Outputs and buffers are allocated first, and the
+// MPI call through host buffers. Outputs and buffers are allocated first, and the
 // ranks agree that every one of them could before any data moves.
 class MpiAllgather : public CollectiveOp {
  public:
@@ -43,6 +43,8 @@ class MpiAllgather : public CollectiveOp {
                  Layout* layout);
   // `first_dims`: each rank's first dimension of this entry's tensor.
   Status AllocateOutput(TensorEntry& entry, const int64_t* first_dims) const;
+  // The one MPI call, from `send` (this rank's block) into `received` (all blocks).
+  Status Gather(const void* send, void* received, const Layout& layout);
   // `first_dims`: as the response carries them, tensor after tensor.
   Status GatherFused(std::vector<TensorEntry>& entries, const std::vector<int64_t>& first_dims,
                      const Layout& layout);

@@ -156,8 +156,12 @@ PYBIND11_MODULE(_ops, m) {
         py::arg("process_set") = 0);
   m.def("allreduce_async_", &torch_ops::AllreduceInPlaceAsync, py::arg("tensor"), py::arg("name"),
         py::arg("op"), py::arg("prescale"), py::arg("postscale"), py::arg("process_set") = 0);
-  m.def("allgather_async", &torch_ops::AllgatherAsync, py::arg("input"), py::arg("name"),
-        py::arg("process_set") = 0);
+  m.def(
+      "allgather_async",
+      [](const at::Tensor& input, const std::string& name, int32_t process_set) {
+        return torch_ops::AllgatherAsync(input, name, process_set);
+      },
+      py::arg("input"), py::arg("name"), py::arg("process_set") = 0);
   m.def("broadcast_async", &torch_ops::BroadcastAsync, py::arg("input"), py::arg("output"),
         py::arg("root_rank"), py::arg("name"), py::arg("process_set") = 0);
   m.def("broadcast_async_", &torch_ops::BroadcastInPlaceAsync, py::arg("tensor"),
@@ -172,8 +176,14 @@ PYBIND11_MODULE(_ops, m) {
         py::arg("name"), py::arg("process_set") = 0);
   m.def("alltoall_async", &torch_ops::AlltoallAsync, py::arg("input"), py::arg("splits"),
         py::arg("received_splits"), py::arg("name"), py::arg("process_set") = 0);
-  m.def("reducescatter_async", &torch_ops::ReducescatterAsync, py::arg("input"), py::arg("name"),
-        py::arg("op"), py::arg("prescale"), py::arg("postscale"), py::arg("process_set") = 0);
+  m.def(
+      "reducescatter_async",
+      [](const at::Tensor& input, const std::string& name, ReduceOp op, double prescale,
+         double postscale, int32_t process_set) {
+        return torch_ops::ReducescatterAsync(input, name, op, prescale, postscale, process_set);
+      },
+      py::arg("input"), py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
+      py::arg("process_set") = 0);
   m.def("grouped_reducescatter_async", &torch_ops::GroupedReducescatterAsync, py::arg("inputs"),
         py::arg("name"), py::arg("op"), py::arg("prescale"), py::arg("postscale"),
         py::arg("process_set") = 0);

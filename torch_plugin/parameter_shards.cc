@@ -30,16 +30,6 @@ at::Tensor Piece(const at::Tensor& tensor, int64_t offset, int64_t numel) {
   return tensor.reshape({-1}).narrow(0, offset, numel);
 }
 
-// A flat bucket for `bucket`'s members to fill: left uninitialized (they cover it, packed
-// from the start) but for the padding.
-at::Tensor EmptyBucket(const ShardBucket& bucket, const at::TensorOptions& options) {
-  at::Tensor flat = at::empty({bucket.numel}, options.requires_grad(false));
-  const ShardBucket::Member& last = bucket.members.back();
-  const int64_t used = last.offset + last.numel;
-  flat.narrow(0, used, bucket.numel - used).zero_();
-  return flat;
-}
-
 }  // namespace
 
 ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int> groups,
@@ -83,7 +73,10 @@ ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int
     const int64_t size = buckets_[b].shard_numel;
     at::Tensor flat = Flatten(b, [&](size_t i) { return params_[i].detach(); });
     shards_.push_back(flat.narrow(0, rank_ * size, size).clone().requires_grad_(true));
+    shard_grads_.push_back(at::empty({size}, flat.options()));
+    if (options_.stage == 1) kept_buckets_.push_back(at::empty_like(flat));
   }
+  landings_.resize(buckets_.size());
   buckets_of_.resize(params_.size());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (const ShardBucket::Member& m : buckets_[b].members) buckets_of_[m.tensor].push_back(b);
@@ -129,7 +122,7 @@ void ParameterShards::Collect(size_t i) {
   }
   for (size_t b : buckets_of_[i]) {
     BucketStep& step = step_[b];
-    if (!step.flat.defined()) step.flat = EmptyBucket(buckets_[b], params_[i].options());
+    if (!step.flat.defined()) step.flat = GradientBucket(b, params_[i].options());
     for (const ShardBucket::Member& m : buckets_[b].members) {
       if (m.tensor != i) continue;
       at::Tensor piece = step.flat.narrow(0, m.offset, m.numel);
@@ -145,12 +138,31 @@ void ParameterShards::Collect(size_t i) {
   if (options_.stage == 2) params_[i].mutable_grad().reset();
 }
 
+at::Tensor ParameterShards::KeptBucket(size_t b) const {
+  return kept_buckets_.empty() ? at::Tensor() : kept_buckets_[b];
+}
+
+at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& options) const {
+  const ShardBucket& bucket = buckets_[b];
+  at::Tensor flat = KeptBucket(b);
+  if (!flat.defined()) flat = at::empty({bucket.numel}, options.requires_grad(false));
+  // The members cover it, packed from the start: only the padding needs zeros.
+  const ShardBucket::Member& last = bucket.members.back();
+  const int64_t used = last.offset + last.numel;
+  flat.narrow(0, used, bucket.numel - used).zero_();
+  return flat;
+}
+
 void ParameterShards::StartBucket(size_t b) {
   BucketStep& step = step_[b];
   if (options_.fp16 && step.flat.is_floating_point()) step.flat = step.flat.to(at::kHalf);
   try {
+    // Into the shard's own gradient buffer, unless it travels as float16.
+    const at::Tensor landing = step.flat.scalar_type() == shard_grads_[b].scalar_type()
+                                   ? shard_grads_[b]
+                                   : at::Tensor();
     step.handle = ReducescatterAsync(step.flat, options_.name + ".grads." + std::to_string(b),
-                                     options_.op, 1.0, 1.0, options_.process_set);
+                                     options_.op, 1.0, 1.0, options_.process_set, landing);
   } catch (...) {
     // Raised by ReduceGradients() once the reductions that did start are done, not from
     // inside backward (where autograd would make any error a RuntimeError).
@@ -213,6 +225,8 @@ void ParameterShards::ReduceGradients() {
       if (step.handle >= 0) {  // (none when its start failed: submit_error_)
         const at::Tensor reduced = Synchronize(step.handle);
         shards_[b].mutable_grad() = reduced.to(shards_[b].scalar_type());
+        // Reduced: what it held is spent, and the allgather can land in it.
+        if (step.flat.scalar_type() == shards_[b].scalar_type()) landings_[b] = step.flat;
       }
     } catch (...) {
       if (!failure) failure = std::current_exception();
@@ -256,17 +270,30 @@ double ParameterShards::ClipGradNorm(double max_norm, double norm_type) {
 }
 
 void ParameterShards::GatherParameters() {
-  if (shards_.empty()) return;
   at::NoGradGuard no_grad;
-  std::vector<at::Tensor> slices;
-  for (const at::Tensor& shard : shards_) slices.push_back(shard.detach());
-  OperationResult result = WaitOperation(
-      GroupedAllgatherAsync(slices, options_.name + ".params", options_.process_set));
+  std::vector<HandleId> handles;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    handles.push_back(AllgatherAsync(shards_[b].detach(),
+                                     options_.name + ".params." + std::to_string(b),
+                                     options_.process_set, landings_[b]));
+  }
+  // Every bucket waited for (even after one failed) before anything throws.
+  std::vector<at::Tensor> gathered(handles.size());
+  std::exception_ptr failure;
+  for (size_t b = 0; b < handles.size(); ++b) {
+    try {
+      gathered[b] = Synchronize(handles[b]);
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (options_.stage == 2) landings_.assign(buckets_.size(), at::Tensor());  // 1/N between steps
+  if (failure) std::rethrow_exception(failure);
   std::map<size_t, at::Tensor> whole;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (const ShardBucket::Member& m : buckets_[b].members) {
       at::Tensor p = params_[m.tensor].detach();
-      const at::Tensor piece = result.outputs[b].narrow(0, m.offset, m.numel);
+      const at::Tensor piece = gathered[b].narrow(0, m.offset, m.numel);
       if (p.is_contiguous()) {
         p.view({-1}).narrow(0, m.tensor_offset, m.numel).copy_(piece);
       } else {

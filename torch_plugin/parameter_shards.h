@@ -96,6 +96,10 @@ class ParameterShards {
   // members are all in. Under mu_.
   void Collect(size_t i);
   void StartBucket(size_t b);
+  // Bucket b's kept buffer (stage 1), else undefined.
+  at::Tensor KeptBucket(size_t b) const;
+  // The flat buffer bucket b's gradients are collected in: its kept one, else a new one.
+  at::Tensor GradientBucket(size_t b, const at::TensorOptions& options) const;
   // The whole flat bucket `b` filled from per-parameter tensors of its members.
   at::Tensor Flatten(size_t b, const std::function<at::Tensor(size_t)>& tensor_of) const;
 
@@ -104,6 +108,16 @@ class ParameterShards {
   int ranks_ = 1, rank_ = 0;
   std::vector<ShardBucket> buckets_;
   std::vector<at::Tensor> shards_;
+  // Per bucket, where its reduce-scatter lands (the shard's gradient between steps).
+  std::vector<at::Tensor> shard_grads_;
+  // Stage 1, per bucket: one whole-bucket buffer that takes the gradients, then the
+  // allgathered parameters, every step: no allocation per step (a fresh buffer's first
+  // touch costs more than the copies), for the memory of one more gradient. Stage 2
+  // allocates one per step and frees it after the allgather, to keep 1/N of the
+  // gradients between steps.
+  std::vector<at::Tensor> kept_buckets_;
+  // Per bucket, where the next allgather lands: the step's gradient bucket once reduced.
+  std::vector<at::Tensor> landings_;
   std::vector<std::vector<size_t>> buckets_of_;  // per parameter: the buckets it lies in
   // This step's progress.
   struct BucketStep {

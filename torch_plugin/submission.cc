@@ -75,6 +75,16 @@ void CheckTensor(const at::Tensor& t, const char* role, const std::string& op) {
   }
 }
 
+void CheckLanding(const at::Tensor& input, const at::Tensor& landing, const std::string& op) {
+  CheckTensor(landing, "output", op);
+  if (landing.scalar_type() != input.scalar_type() || landing.device() != input.device()) {
+    throw Error(Status::InvalidArgument(
+        op + ": the output tensor must have the input's dtype and device; got " +
+        c10::toString(landing.scalar_type()) + " on " + landing.device().str() + " for input " +
+        c10::toString(input.scalar_type()) + " on " + input.device().str()));
+  }
+}
+
 void BindTensors(const at::Tensor& input, const at::Tensor& output, Request* request,
                  TensorEntry* entry, std::shared_ptr<TorchTensor>* input_view) {
   const std::string op_name = OpTypeName(request->op);

@@ -35,6 +35,9 @@ Status InContext(const Status& status, const std::string& context);
 // Throws kInvalidArgument naming `op` and the tensor's `role` unless it is defined and
 // contiguous.
 void CheckTensor(const at::Tensor& t, const char* role, const std::string& op);
+// Throws unless `landing` can take the result of an operation on `input` whose output
+// shape the operation decides: contiguous, of the input's dtype and device.
+void CheckLanding(const at::Tensor& input, const at::Tensor& landing, const std::string& op);
 // Checks `input` (and `output`, if defined: the input's dtype, shape and device) and
 // fills the request's dtype, shape and device and the entry's tensors and ready event;
 // the caller adds the completion callback (and, without an output, the allocator).

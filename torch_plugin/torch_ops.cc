@@ -46,7 +46,8 @@ struct Batch {
   std::string call_site;  // every request's: where the program submitted the operation
   std::vector<Request> requests;
   std::vector<TensorEntry> entries;
-  std::vector<at::Tensor> inputs;  // what outputs the operation allocates are made like
+  std::vector<at::Tensor> inputs;    // what outputs the operation allocates are made like
+  std::vector<at::Tensor> landings;  // where they land instead, when defined
 };
 
 // Checks one tensor's request and adds it to the batch.
@@ -57,6 +58,7 @@ void AddTensor(Request request, const at::Tensor& input, const at::Tensor& outpu
   batch->requests.push_back(std::move(request));
   batch->entries.push_back(std::move(entry));
   batch->inputs.push_back(input);
+  batch->landings.emplace_back();
 }
 
 // Gives the batch one operation, member i completed by entry i, and returns its handle.
@@ -69,7 +71,9 @@ HandleId Issue(Batch* batch, bool grouped) {
     if (entry.output) {
       operations.SetOutput(handle, i, entry.output);
     } else {
-      OutputAllocator allocate = TorchOutputAllocator(batch->inputs[i]);
+      OutputAllocator allocate = batch->landings[i].defined()
+                                     ? LandingAllocator(batch->landings[i])
+                                     : TorchOutputAllocator(batch->inputs[i]);
       entry.allocate_output = [allocate, handle, i](const TensorShape& shape,
                                                     std::shared_ptr<Tensor>* out) {
         HORDE_RETURN_IF_ERROR(allocate(shape, out));
@@ -101,11 +105,14 @@ HandleId EnqueueOne(Runtime& runtime, Batch batch) {
   return handle;
 }
 
+// `landing`: where an output the operation shapes lands (undefined: allocated).
 HandleId EnqueueOnSet(Request request, const at::Tensor& input, const at::Tensor& output,
-                      int32_t process_set) {
+                      int32_t process_set, const at::Tensor& landing = at::Tensor()) {
   Target target = RequireSet(process_set);
   Batch batch(target, request.name);
+  if (landing.defined()) CheckLanding(input, landing, OpTypeName(request.op));
   AddTensor(std::move(request), input, output, &batch);
+  batch.landings.back() = landing;
   return EnqueueOne(*target.runtime, std::move(batch));
 }
 
@@ -216,11 +223,12 @@ HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const
                       output, process_set);
 }
 
-HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set) {
+HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set,
+                        const at::Tensor& landing) {
   Request request;
   request.op = OpType::kAllgather;
   request.name = name;
-  return EnqueueOnSet(std::move(request), input, at::Tensor(), process_set);
+  return EnqueueOnSet(std::move(request), input, at::Tensor(), process_set, landing);
 }
 
 HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
@@ -278,9 +286,10 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 }
 
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
-                            double prescale, double postscale, int32_t process_set) {
+                            double prescale, double postscale, int32_t process_set,
+                            const at::Tensor& landing) {
   return EnqueueOnSet(ReductionRequest(OpType::kReducescatter, name, op, prescale, postscale),
-                      input, at::Tensor(), process_set);
+                      input, at::Tensor(), process_set, landing);
 }
 
 HandleId GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs, const std::string& name,

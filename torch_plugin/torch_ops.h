@@ -56,7 +56,11 @@ void StopTimeline();
 // and shape.
 HandleId AllreduceAsync(const at::Tensor& input, const at::Tensor& output, const std::string& name,
                         ReduceOp op, double prescale, double postscale, int32_t process_set = 0);
-HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set = 0);
+// `landing` (allgather, reducescatter): where the output lands, when given (contiguous, of
+// the input's dtype and device; of another shape than the result, the operation fails):
+// a caller that reuses one buffer step after step allocates nothing.
+HandleId AllgatherAsync(const at::Tensor& input, const std::string& name, int32_t process_set = 0,
+                        const at::Tensor& landing = at::Tensor());
 // `root_rank` is a world rank, a member of the set.
 HandleId BroadcastAsync(const at::Tensor& input, const at::Tensor& output, int root_rank,
                         const std::string& name, int32_t process_set = 0);
@@ -99,7 +103,8 @@ HandleId AlltoallAsync(const at::Tensor& input, std::vector<int64_t> splits,
 // Reduces every rank's input (all of one shape; op Sum or Average) and outputs this
 // rank's share of the first dimension (see core/row_split.h).
 HandleId ReducescatterAsync(const at::Tensor& input, const std::string& name, ReduceOp op,
-                            double prescale, double postscale, int32_t process_set = 0);
+                            double prescale, double postscale, int32_t process_set = 0,
+                            const at::Tensor& landing = at::Tensor());
 HandleId GroupedReducescatterAsync(const std::vector<at::Tensor>& inputs, const std::string& name,
                                    ReduceOp op, double prescale, double postscale,
                                    int32_t process_set = 0);

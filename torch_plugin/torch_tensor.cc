@@ -1,6 +1,7 @@
 #include "torch_plugin/torch_tensor.h"
 
 #include <exception>
+#include <string>
 
 namespace horde {
 
@@ -48,6 +49,18 @@ OutputAllocator TorchOutputAllocator(const at::Tensor& prototype) {
     } catch (const std::exception& e) {
       return Status::Internal(std::string("could not allocate the output: ") + e.what());
     }
+  };
+}
+
+OutputAllocator LandingAllocator(const at::Tensor& landing) {
+  return [landing](const TensorShape& shape, std::shared_ptr<Tensor>* output) {
+    const TensorShape given(landing.sizes().begin(), landing.sizes().end());
+    if (given != shape) {
+      return Status::InvalidArgument("the output given has shape " + ShapeString(given) +
+                                     "; the result has " + ShapeString(shape));
+    }
+    *output = std::make_shared<TorchTensor>(landing);
+    return Status::Ok();
   };
 }
 

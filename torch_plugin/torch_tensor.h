@@ -32,5 +32,8 @@ Status ToHordeType(at::ScalarType type, DataType* dtype);
 // Allocates outputs like `prototype` (its dtype and device) for operations whose output
 // shape is decided by negotiation.
 OutputAllocator TorchOutputAllocator(const at::Tensor& prototype);
+// Hands out `landing` itself (contiguous, of the input's dtype and device) for an
+// operation whose result must land there; a result of another shape is an error.
+OutputAllocator LandingAllocator(const at::Tensor& landing);
 
 }  // namespace horde

@@ -1,4 +1,5 @@
-// alltoall, reducescatter and barrier of <horde/torch.h>: results and local errors.
+// alltoall, reducescatter and barrier of <horde/torch.h>: results and local errors; the
+// internal reducescatter and allgather into a buffer the caller keeps (torch_ops.h).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "tests/torch_cpp/test_util.h"
+#include "torch_plugin/torch_ops.h"
 
 namespace {
 
@@ -104,6 +106,42 @@ TEST(Reducescatter, OtherOpsThrowInvalidArgument) {
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("reducescatter supports Sum and Average"), std::string::npos)
       << status.message();
+}
+
+TEST(Landing, ReducescatterAndAllgatherWriteIntoTheBufferGiven) {
+  namespace ops = horde::torch_ops;
+  const int size = horde::size(), me = horde::rank();
+  at::Tensor mine = at::arange(2 * size, at::kFloat) * (me + 1);
+  at::Tensor share = at::full({2}, -1.0f);
+  at::Tensor reduced = ops::Synchronize(
+      ops::ReducescatterAsync(mine, "cpp.landing.rs", horde::Sum, 1.0, 1.0, 0, share));
+  EXPECT_EQ(reduced.data_ptr(), share.data_ptr());
+  EXPECT_TRUE(share.equal(at::arange(2 * me, 2 * me + 2, at::kFloat) * (size * (size + 1) / 2)));
+  at::Tensor whole = at::full({2 * size}, -1.0f);
+  at::Tensor gathered = ops::Synchronize(ops::AllgatherAsync(share, "cpp.landing.ag", 0, whole));
+  EXPECT_EQ(gathered.data_ptr(), whole.data_ptr());
+  EXPECT_TRUE(whole.equal(at::arange(2 * size, at::kFloat) * (size * (size + 1) / 2)));
+}
+
+TEST(Landing, OfTheWrongShapeOrDtypeIsAClearError) {
+  namespace ops = horde::torch_ops;
+  horde::Status status = ErrorOf([] {
+    ops::Synchronize(ops::AllgatherAsync(at::ones({2}), "cpp.landing.shape", 0, at::ones({3})));
+  });
+  EXPECT_NE(status.message().find("the output given has shape [3]; the result has [" +
+                                  std::to_string(2 * horde::size()) + "]"),
+            std::string::npos)
+      << status.message();
+  status = ErrorOf([] {
+    ops::AllgatherAsync(at::ones({2}), "cpp.landing.dtype", 0, at::ones({2}, at::kDouble));
+  });
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("the output tensor must have the input's dtype and device"),
+            std::string::npos)
+      << status.message();
+  // The job goes on.
+  EXPECT_TRUE(ht::allreduce(at::ones({2}), {horde::Sum, "cpp.landing.after"})
+                  .equal(at::full({2}, static_cast<float>(horde::size()))));
 }
 
 TEST(Barrier, ReturnsOnEveryRank) {
