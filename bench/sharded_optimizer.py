@@ -62,9 +62,11 @@ def model_grads(model, optimizer):
 
 
 def sharded_grads(model, optimizer):
-    """The model's (whole, stage 1) gradients and the slices' reduced ones."""
-    return model_grads(model, optimizer) + [p.grad for g in optimizer.param_groups
-                                            for p in g["params"]]
+    """The model's (whole, stage 1) gradients, the slices' reduced ones and the gradient
+    buckets kept between steps (stage 1)."""
+    return (model_grads(model, optimizer) +
+            [p.grad for g in optimizer.param_groups for p in g["params"]] +
+            optimizer._shards.held_buffers())
 
 
 def trainers(args):

@@ -110,7 +110,7 @@ Status MpiAlltoall::Exchange(TensorEntry& entry) {
                      entry.output->data(), recv_counts.data(), recv_offsets.data(), row, world,
                      &request),
       "MPI_Ialltoallv");
-  if (status.ok()) status = WaitProgressing(&request, "MPI_Ialltoallv");
+  if (status.ok()) status = WaitPolling(&request, "MPI_Ialltoallv");
   MPI_Type_free(&row);
   return status;
 }

@@ -36,7 +36,7 @@ Status MpiReducescatter::Execute(std::vector<TensorEntry>& entries, const Respon
                           types_->Op(response.dtype, response.reduce_op), context_->world(),
                           &request),
       "MPI_Ireduce_scatter"));
-  HORDE_RETURN_IF_ERROR(WaitProgressing(&request, "MPI_Ireduce_scatter"));
+  HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Ireduce_scatter"));
 
   PostscaleHostBuffer(received, counts[topology.rank], response.dtype,
                       PostscaleOf(response, topology.size));

@@ -62,5 +62,6 @@ void BindParameterShards(py::module_& m) {
            py::call_guard<py::gil_scoped_release>())
       .def("unshard", &torch_ops::ParameterShards::Unshard,
            py::call_guard<py::gil_scoped_release>())
-      .def("shard", &torch_ops::ParameterShards::Shard);
+      .def("shard", &torch_ops::ParameterShards::Shard)
+      .def("held_buffers", &torch_ops::ParameterShards::HeldBuffers);
 }

@@ -138,6 +138,15 @@ void ParameterShards::Collect(size_t i) {
   if (options_.stage == 2) params_[i].mutable_grad().reset();
 }
 
+std::vector<at::Tensor> ParameterShards::HeldBuffers() const {
+  if (!kept_buckets_.empty()) return kept_buckets_;  // (the landings are these)
+  std::vector<at::Tensor> held;
+  for (const at::Tensor& landing : landings_) {
+    if (landing.defined()) held.push_back(landing);
+  }
+  return held;
+}
+
 at::Tensor ParameterShards::KeptBucket(size_t b) const {
   return kept_buckets_.empty() ? at::Tensor() : kept_buckets_[b];
 }

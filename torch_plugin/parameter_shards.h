@@ -86,6 +86,9 @@ class ParameterShards {
   std::map<size_t, at::Tensor> Unshard(const std::vector<size_t>& buckets,
                                        const std::vector<at::Tensor>& slices) const;
   at::Tensor Shard(size_t bucket, const std::map<size_t, at::Tensor>& whole) const;
+  // The whole-bucket buffers held now (stage 1 keeps them between steps): for reports of
+  // what a rank holds.
+  std::vector<at::Tensor> HeldBuffers() const;
 
  private:
   // Copies this rank's slice of the parameters into the shards.
