@@ -30,13 +30,7 @@ Status MpiReducescatter::Execute(std::vector<TensorEntry>& entries, const Respon
   MpiTransport transport(context_);
   HORDE_RETURN_IF_ERROR(
       AgreeAllSucceeded(&transport, local, OpName(entries), RankNames(topology.world_ranks)));
-  MPI_Request request;
-  HORDE_RETURN_IF_ERROR(CheckMpi(
-      MPI_Ireduce_scatter(send, received, int_counts.data(), types_->Datatype(response.dtype),
-                          types_->Op(response.dtype, response.reduce_op), context_->world(),
-                          &request),
-      "MPI_Ireduce_scatter"));
-  HORDE_RETURN_IF_ERROR(WaitPolling(&request, "MPI_Ireduce_scatter"));
+  HORDE_RETURN_IF_ERROR(Combine(send, received, int_counts, response));
 
   PostscaleHostBuffer(received, counts[topology.rank], response.dtype,
                       PostscaleOf(response, topology.size));
@@ -111,6 +105,48 @@ Status MpiReducescatter::Pack(std::vector<TensorEntry>& entries, const std::vect
   if (response.prescale != 1.0)
     ScaleHostBuffer(packed, total / element_size, response.dtype, response.prescale);
   *send = packed;
+  return Status::Ok();
+}
+
+Status MpiReducescatter::Combine(const void* send, void* received,
+                                 const std::vector<int>& int_counts, const Response& response) {
+  int64_t total = 0;
+  for (int n : int_counts) total += n;
+  if (total * DataTypeSize(response.dtype) >= kRingBytes) {
+    return CombineOnRing(send, received, int_counts, response);
+  }
+  MPI_Request request;
+  HORDE_RETURN_IF_ERROR(CheckMpi(
+      MPI_Ireduce_scatter(send, received, int_counts.data(), types_->Datatype(response.dtype),
+                          types_->Op(response.dtype, response.reduce_op), context_->world(),
+                          &request),
+      "MPI_Ireduce_scatter"));
+  return WaitPolling(&request, "MPI_Ireduce_scatter");
+}
+
+Status MpiReducescatter::CombineOnRing(const void* send, void* received,
+                                       const std::vector<int>& int_counts,
+                                       const Response& response) {
+  const Topology& topology = context_->topology();
+  const int64_t element_size = DataTypeSize(response.dtype);
+  std::vector<int64_t> counts(int_counts.begin(), int_counts.end());
+  int64_t total = 0, mine = 0;
+  for (int r = 0; r < topology.size; ++r) {
+    if (r == topology.rank) mine = total;
+    total += counts[r];
+  }
+  char* work = nullptr;
+  HORDE_RETURN_IF_ERROR(ring_work_.Reserve(total * element_size, &work));
+  if (total > 0) std::memcpy(work, send, total * element_size);
+  if (!ring_ || ring_->comm() != context_->world()) {
+    ring_ = std::make_unique<RingAllreduce>(context_->world(), topology.rank, topology.size,
+                                            RingAllreduce::Tags::kReduceScatter);
+  }
+  HORDE_RETURN_IF_ERROR(ring_->RunReduceScatter(work, counts, static_cast<int>(element_size),
+                                                types_->Datatype(response.dtype),
+                                                types_->Op(response.dtype, response.reduce_op)));
+  if (counts[topology.rank] > 0)
+    std::memcpy(received, work + mine * element_size, counts[topology.rank] * element_size);
   return Status::Ok();
 }
 

@@ -10,9 +10,10 @@ namespace horde {
 namespace mpi {
 namespace {
 
-// The calls' tags: below the probe's and the trees' (0x7E10 and up), a new one each call.
+// The calls' tags: below the probe's and the trees' (0x7E10 and up), a new one each call,
+// the allreduce's and the reduce-scatter's apart.
 constexpr int kTagBase = 0x7000;
-constexpr int kTags = 0xE00;
+constexpr int kTags = 0x700;
 
 }  // namespace
 
@@ -53,7 +54,7 @@ Status RingAllreduce::FinishSends() {
 // sends each reduced segment on: the next step's send.
 Status RingAllreduce::ReduceScatter(char* data, MPI_Datatype type, MPI_Op op) {
   const int steps = size_ - 1;
-  const int64_t half = counts_[0] * element_size_;
+  const int64_t half = *std::max_element(counts_.begin(), counts_.end()) * element_size_;
   char* scratch = nullptr;
   HORDE_RETURN_IF_ERROR(scratch_.Reserve(2 * half, &scratch));
   auto received = [&](int step) { return (rank_ - step - 1 + 2 * size_) % size_; };
@@ -114,29 +115,52 @@ void RingAllreduce::Abandon() {
   sends_.clear();
 }
 
+void RingAllreduce::StartCall(int element_size) {
+  const int first = tags_ == Tags::kAllreduce ? kTagBase : kTagBase + kTags;
+  tag_ = first + static_cast<int>(calls_++ % kTags);
+  element_size_ = element_size;
+  receives_.clear();
+  sends_.clear();
+}
+
+template <typename Phase>
+Status RingAllreduce::Guarded(Phase phase) {
+  Status status = phase();
+  if (!status.ok()) Abandon();
+  receives_.clear();
+  sends_.clear();
+  return status;
+}
+
 Status RingAllreduce::Run(char* data, int64_t count, int element_size, MPI_Datatype type,
                           MPI_Op op) {
   if (size_ < 2 || count == 0) return Status::Ok();
-  tag_ = kTagBase + static_cast<int>(calls_++ % kTags);
-  element_size_ = element_size;
+  StartCall(element_size);
   counts_.assign(size_, 0);
   offsets_.assign(size_, 0);
   for (int i = 0; i < size_; ++i) {
     counts_[i] = count / size_ + (i < count % size_ ? 1 : 0);
     if (i > 0) offsets_[i] = offsets_[i - 1] + counts_[i - 1];
   }
-  receives_.clear();
-  sends_.clear();
-  Status status = ReduceScatter(data, type, op);
-  if (status.ok()) {
-    receives_.clear();
-    sends_.clear();
-    status = Allgather(data, type);
+  HORDE_RETURN_IF_ERROR(Guarded([&] { return ReduceScatter(data, type, op); }));
+  return Guarded([&] { return Allgather(data, type); });
+}
+
+// The ring leaves rank r with chunk r + 1 reduced: chunk c is rank c - 1's block.
+Status RingAllreduce::RunReduceScatter(char* data, const std::vector<int64_t>& block_counts,
+                                       int element_size, MPI_Datatype type, MPI_Op op) {
+  if (size_ < 2) return Status::Ok();
+  StartCall(element_size);
+  std::vector<int64_t> block_offsets(size_, 0);
+  for (int r = 1; r < size_; ++r) block_offsets[r] = block_offsets[r - 1] + block_counts[r - 1];
+  counts_.assign(size_, 0);
+  offsets_.assign(size_, 0);
+  for (int c = 0; c < size_; ++c) {
+    const int block = (c + size_ - 1) % size_;
+    counts_[c] = block_counts[block];
+    offsets_[c] = block_offsets[block];
   }
-  if (!status.ok()) Abandon();
-  receives_.clear();
-  sends_.clear();
-  return status;
+  return Guarded([&] { return ReduceScatter(data, type, op); });
 }
 
 }  // namespace mpi

@@ -29,12 +29,23 @@ class RingAllreduce {
  public:
   static constexpr int64_t kSegmentBytes = 256 << 10;
 
+  // The tags of the two users of one communicator's rings: disjoint, so that a message a
+  // failed call of one left behind never meets a call of the other.
+  enum class Tags { kAllreduce, kReduceScatter };
+
   // This rank is `rank` of the `size` ranks of `comm`.
-  RingAllreduce(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  RingAllreduce(MPI_Comm comm, int rank, int size, Tags tags = Tags::kAllreduce)
+      : comm_(comm), rank_(rank), size_(size), tags_(tags) {}
 
   // `count` elements of `type` (`element_size` bytes each) at `data`, combined with `op`
   // over every rank of the communicator, in place.
   Status Run(char* data, int64_t count, int element_size, MPI_Datatype type, MPI_Op op);
+  // The first half alone, as a reduce-scatter: `data` holds one block per rank, in rank
+  // order, of block_counts[r] elements; afterwards this rank's block holds the blocks
+  // combined over every rank (the other blocks hold partial results).
+  Status RunReduceScatter(char* data, const std::vector<int64_t>& block_counts, int element_size,
+                          MPI_Datatype type, MPI_Op op);
+  MPI_Comm comm() const { return comm_; }
 
  private:
   struct Segment {
@@ -52,8 +63,15 @@ class RingAllreduce {
   int Next() const { return (rank_ + 1) % size_; }
   int Previous() const { return (rank_ + size_ - 1) % size_; }
 
+  // A new call: its tag, and no requests yet.
+  void StartCall(int element_size);
+  // Runs `phase`, and cancels or completes every request it left when it fails.
+  template <typename Phase>
+  Status Guarded(Phase phase);
+
   MPI_Comm comm_;
   int rank_, size_;
+  Tags tags_;
   int64_t calls_ = 0;
   int tag_ = 0;
   int element_size_ = 0;

@@ -1,7 +1,7 @@
 // The ring allreduce (mpi_ops/ring_allreduce.h) on its own, over real MPI processes:
 // exact results for counts smaller than the ranks, not divisible by them, and of many
 // segments, in integers and floats, the same bits on every rank, and calls one after
-// another on the same ring.
+// another on the same ring; its first half alone as a reduce-scatter of uneven blocks.
 #include "mpi_ops/ring_allreduce.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +32,31 @@ void ExpectExactSums(RingAllreduce* ring, int64_t count, MPI_Datatype type) {
     T expected = 0;
     for (int r = 0; r < g_size; ++r) expected += Value<T>(r, i);
     ASSERT_EQ(data[i], expected) << "element " << i << " of " << count;
+  }
+}
+
+// Blocks of every rank: empty, one element, uneven, and of several segments.
+TEST(RingAllreduce, ReduceScatterLeavesEachRankItsBlockSummed) {
+  RingAllreduce ring(g_comm, g_rank, g_size, RingAllreduce::Tags::kReduceScatter);
+  const int64_t per_segment = RingAllreduce::kSegmentBytes / 8;
+  for (int64_t base : {int64_t{0}, int64_t{1}, 3 * per_segment + 5}) {
+    std::vector<int64_t> blocks;
+    for (int r = 0; r < g_size; ++r) blocks.push_back(base + r % 3);
+    int64_t total = 0, mine = 0;
+    for (int r = 0; r < g_size; ++r) {
+      if (r == g_rank) mine = total;
+      total += blocks[r];
+    }
+    std::vector<int64_t> data(static_cast<size_t>(total));
+    for (int64_t i = 0; i < total; ++i) data[i] = Value<int64_t>(g_rank, i);
+    ASSERT_TRUE(ring.RunReduceScatter(reinterpret_cast<char*>(data.data()), blocks, sizeof(int64_t),
+                                      MPI_INT64_T, MPI_SUM)
+                    .ok());
+    for (int64_t i = mine; i < mine + blocks[g_rank]; ++i) {
+      int64_t expected = 0;
+      for (int r = 0; r < g_size; ++r) expected += Value<int64_t>(r, i);
+      ASSERT_EQ(data[i], expected) << "element " << i << " with blocks of " << base;
+    }
   }
 }
 

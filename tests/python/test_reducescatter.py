@@ -95,6 +95,28 @@ def test_reducescatter_scale_factors(rank_tensor, dtype, op_name, prescale, post
     assert torch.equal(mine, tensors[hvd.rank()])  # prescaling works on a copy
 
 
+# From 1 MiB on, the reduce-scatter runs on horde's ring: uneven rows of several of its
+# segments, alone, fused, and scaled.
+LARGE_CASES = [(torch.float32, "Average", 1.0), (torch.int64, "Sum", 1.0),
+               (torch.float16, "Sum", 0.5), (torch.float64, "Sum", 2.0)]
+
+
+@pytest.mark.parametrize("dtype,op_name,prescale", LARGE_CASES,
+                         ids=[f"{dtype_name(d)}-{o}" for d, o, _ in LARGE_CASES])
+def test_large_reducescatters_alone_and_fused(rank_tensor, dtype, op_name, prescale):
+    shapes = [(1000 * hvd.size() + 1, 300), (7 * hvd.size() + 3, 200)]
+    tensors = [[rank_tensor(r, shape, dtype, *value_range(dtype)) for r in range(hvd.size())]
+               for shape in shapes]
+    alone = hvd.reducescatter(tensors[0][hvd.rank()], op=OPS[op_name], prescale_factor=prescale,
+                              name=f"reducescatter.large.{dtype_name(dtype)}")
+    assert_matches(alone, expected_share(tensors[0], op_name, dtype, prescale))
+    fused = hvd.grouped_reducescatter([t[hvd.rank()] for t in tensors], op=OPS[op_name],
+                                      prescale_factor=prescale,
+                                      name=f"reducescatter.large.fused.{dtype_name(dtype)}")
+    for result, each in zip(fused, tensors):
+        assert_matches(result, expected_share(each, op_name, dtype, prescale))
+
+
 def test_reducescatter_async_and_unnamed(rank_tensor):
     tensors = [rank_tensor(r, (hvd.size() + 1,), torch.float64, -1, 1) for r in range(hvd.size())]
     handle = hvd.reducescatter_async(tensors[hvd.rank()], op=hvd.Sum)
