@@ -258,10 +258,16 @@ def test_a_sparse_gradient_fails_the_step_on_every_rank_and_the_next_collective_
 # Saved on 4 ranks (whole on the root, and each rank its own), resumed on 2 and 3: the next
 # step is the one the 4 ranks took.
 RESUME_JOB = """
-import json, sys
+import json, os, sys
 import torch
 import horde.torch as hvd
 hvd.init()  # before the import: the test module asks for size() as it loads
+
+
+def say(result):  # one write: the ranks' lines must not interleave
+    os.write(1, f"rank {{hvd.rank()}}: result: {{result}}\\n".encode())
+
+
 sys.path.insert(0, {tests!r})
 from test_sharded_optimizer import make_model, sharded_step, OPTIMIZERS
 
@@ -279,7 +285,7 @@ if {mode!r} == "save":
     sharded_step(model, optimizer, 5, clip)
     if hvd.rank() == 0:
         torch.save(model.state_dict(), {after!r})
-    print(f"rank {{hvd.rank()}}: result:", json.dumps(True))
+    say(json.dumps(True))
 else:
     # From the root's whole checkpoint, and from the four ranks' own files merged.
     checkpoint = torch.load({checkpoint!r})
@@ -294,7 +300,7 @@ else:
         sharded_step(model, optimizer, 5, clip)
         same = same and all(torch.allclose(p, expected[n], rtol=1e-5, atol=1e-7)
                             for n, p in model.state_dict().items())
-    print(f"rank {{hvd.rank()}}: result:", json.dumps(same))
+    say(json.dumps(same))
 """
 
 
