@@ -73,7 +73,7 @@ fi
 check_job() {
   local phases
   case $3 in
-    yes) phases=TREE_ALLREDUCE,TREE_BROADCAST,RING_ALLREDUCE? ;;
+    yes) phases=TREE_ALLREDUCE=plan,TREE_BROADCAST,RING_ALLREDUCE? ;;
     ring) phases=RING_ALLREDUCE ;;
     no) phases="" ;;
     *) phases=any ;;
