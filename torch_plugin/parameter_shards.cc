@@ -9,6 +9,7 @@
 
 #include "core/api.h"
 #include "horde/error.h"
+#include "torch_plugin/huge_page_tensor.h"
 #include "torch_plugin/torch_ops.h"
 
 namespace horde {
@@ -73,8 +74,8 @@ ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int
     const int64_t size = buckets_[b].shard_numel;
     at::Tensor flat = Flatten(b, [&](size_t i) { return params_[i].detach(); });
     shards_.push_back(flat.narrow(0, rank_ * size, size).clone().requires_grad_(true));
-    shard_grads_.push_back(at::empty({size}, flat.options()));
-    if (options_.stage == 1) kept_buckets_.push_back(at::empty_like(flat));
+    shard_grads_.push_back(NewFlatTensor(size, flat.options()));
+    if (options_.stage == 1) kept_buckets_.push_back(NewFlatTensor(flat.numel(), flat.options()));
   }
   landings_.resize(buckets_.size());
   buckets_of_.resize(params_.size());
@@ -154,7 +155,7 @@ at::Tensor ParameterShards::KeptBucket(size_t b) const {
 at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& options) const {
   const ShardBucket& bucket = buckets_[b];
   at::Tensor flat = KeptBucket(b);
-  if (!flat.defined()) flat = at::empty({bucket.numel}, options.requires_grad(false));
+  if (!flat.defined()) flat = NewFlatTensor(bucket.numel, options.requires_grad(false));
   // The members cover it, packed from the start: only the padding needs zeros.
   const ShardBucket::Member& last = bucket.members.back();
   const int64_t used = last.offset + last.numel;
