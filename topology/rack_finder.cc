@@ -1,17 +1,30 @@
 #include "topology/rack_finder.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace horde {
 
-std::vector<int> FindRacks(const LinkMatrix& links, double fast_fraction) {
+std::vector<int> FindRacks(const LinkMatrix& links, double min_gap) {
   const int n = links.size();
-  double fastest = 0;
+  auto pair_rate = [&](int u, int v) { return std::min(links.Link(u, v), links.Link(v, u)); };
+  std::vector<double> rates;
   for (int u = 0; u < n; ++u) {
-    for (int v = 0; v < n; ++v) fastest = std::max(fastest, u == v ? 0 : links.Link(u, v));
+    for (int v = u + 1; v < n; ++v) rates.push_back(pair_rate(u, v));
   }
-  if (fastest <= 0) return {};
+  std::sort(rates.begin(), rates.end(), std::greater<double>());
+  if (rates.empty() || rates[0] <= 0) return {};
+  // The fast pairs: those at or above the upper side of the widest gap.
+  double fast = 0, widest = min_gap;
+  for (size_t i = 0; i + 1 < rates.size() && rates[i + 1] > 0; ++i) {
+    const double gap = rates[i] / rates[i + 1];
+    if (gap >= widest) {
+      widest = gap;
+      fast = rates[i];
+    }
+  }
+  if (fast <= 0) return {};
   // Union-find over the fast links; each group is named by its lowest rank.
   std::vector<int> leader(n);
   std::iota(leader.begin(), leader.end(), 0);
@@ -21,8 +34,7 @@ std::vector<int> FindRacks(const LinkMatrix& links, double fast_fraction) {
   };
   for (int u = 0; u < n; ++u) {
     for (int v = u + 1; v < n; ++v) {
-      const double slower = std::min(links.Link(u, v), links.Link(v, u));
-      if (slower >= fast_fraction * fastest) {
+      if (pair_rate(u, v) >= fast) {
         const int a = find(u), b = find(v);
         leader[std::max(a, b)] = std::min(a, b);
       }

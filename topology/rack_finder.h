@@ -10,10 +10,13 @@ namespace horde {
 // each other at their NICs' rate; hosts in other racks share an oversubscribed uplink, so
 // their pairs read clearly slower even measured alone.
 
-// Groups the ranks whose links, both ways, run at least `fast_fraction` of the fastest
-// link (connected components of those links, numbered by their lowest rank). Empty when
-// that gives a single group: one switch, or nothing to tell apart.
-std::vector<int> FindRacks(const LinkMatrix& links, double fast_fraction = 0.75);
+// Groups the ranks joined by fast links (connected components, numbered by their lowest
+// rank). A pair's rate is the slower of its two directions; the fast pairs are those
+// above the widest gap between the sorted rates, where that gap is a ratio of at least
+// `min_gap` (a fixed fraction of the fastest pair would let one pair that read high on a
+// busy host push the others of its rack below the line). Empty when that gives a single
+// group: one switch, or nothing to tell apart.
+std::vector<int> FindRacks(const LinkMatrix& links, double min_gap = 4.0 / 3);
 
 // Records `rack` (one per rank) with `uplink` (each rack's measured rate in, all its
 // ranks receiving from every other rack at once) in `links`, only when every rack's
