@@ -191,6 +191,7 @@ void Runtime::Loop() {
     }
     round_bytes_ = 0;
     round_latest_submission_ = SteadyTime();
+    round_first_collective_end_ = SteadyTime();
     for (const auto& response : decided.responses) Execute(response);
     if (autotuner_) Tune();
     if (decided.shutdown) {
@@ -199,7 +200,10 @@ void Runtime::Loop() {
     }
     if (!decided.responses.empty()) {
       bool reported = false;
-      s = straggler_.EndRound(round_latest_submission_, decided_at, transport_.get(), &reported);
+      const SteadyTime settled = round_first_collective_end_ == SteadyTime()
+                                     ? decided_at
+                                     : round_first_collective_end_;
+      s = straggler_.EndRound(round_latest_submission_, settled, transport_.get(), &reported);
       if (reported) timeline_->Note("STRAGGLER_REPORT", StragglerReportJson(straggler_.report()));
       if (!s.ok()) {
         exit_status = Status::Internal(
@@ -254,6 +258,10 @@ void Runtime::Execute(const Response& response) {
   if (!status.ok()) HORDE_LOG(kDebug) << status.message();
   // Before the callers go on, so that every rank renumbers at the same point.
   if (status.ok() && TraitsOf(response.op).renumbers) StartNumberingEpoch();
+  if (status.ok() && response.kind == Response::Kind::kCollective &&
+      round_first_collective_end_ == SteadyTime()) {
+    round_first_collective_end_ = std::chrono::steady_clock::now();
+  }
   Record(response, entries);
   for (auto& entry : entries) {
     CompleteEntry(entry, status);

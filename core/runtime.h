@@ -107,9 +107,10 @@ class Runtime {
   std::unique_ptr<Autotuner> autotuner_;  // null unless HORDE_AUTOTUNE=1
   uint64_t applied_choice_ = 0;
   int64_t round_bytes_ = 0;
-  SteadyTime round_latest_submission_{};  // background thread only: of this round's entries
-  StragglerWatch straggler_;              // background thread only: bytes this round reduced
-  std::vector<TensorEntry> executing_;    // background thread only: Execute()'s, reused
+  SteadyTime round_latest_submission_{};     // background thread only: of this round's entries
+  SteadyTime round_first_collective_end_{};  // background thread only: the straggler's clock
+  StragglerWatch straggler_;                 // background thread only: bytes this round reduced
+  std::vector<TensorEntry> executing_;       // background thread only: Execute()'s, reused
   mutable std::mutex stats_mu_;
   RuntimeStats stats_;
   std::thread loop_;

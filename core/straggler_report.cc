@@ -13,16 +13,16 @@ namespace {
 struct RankWindow {
   std::string host;
   double seconds = 0;
-  std::vector<double> waits;      // < 0: took no part
-  std::vector<double> decisions;  // each round's decision, seconds into the window
+  std::vector<double> waits;    // < 0: took no part
+  std::vector<double> settled;  // when each round settled, seconds into the window
 };
 
 bool ParseWindow(const std::string& text, RankWindow* window) {
   std::istringstream in(text);
   if (!std::getline(in, window->host) || !(in >> window->seconds)) return false;
-  for (double wait, decided; in >> wait >> decided;) {
+  for (double wait, settled; in >> wait >> settled;) {
     window->waits.push_back(wait);
-    window->decisions.push_back(decided);
+    window->settled.push_back(settled);
   }
   return in.eof();
 }
@@ -73,8 +73,8 @@ int LastRank(const std::vector<RankWindow>& ranks, size_t k, double* lag) {
 
 // The others' mean share of their window spent waiting for `last` in the rounds it was
 // last: per rank, from its own submission to the last rank's, on its own clock (the
-// decision less the last rank's wait). Waits of successive rounds overlap when a rank
-// submits faster than rounds decide, so they are counted once (their union).
+// moment the round settled less the last rank's wait). Waits of successive rounds overlap when a
+// rank submits faster than rounds decide, so they are counted once (their union).
 double CostToOthers(const std::vector<RankWindow>& ranks, const std::vector<int>& last_of_round,
                     int last) {
   double share = 0;
@@ -85,9 +85,9 @@ double CostToOthers(const std::vector<RankWindow>& ranks, const std::vector<int>
     for (size_t k = 0; k < last_of_round.size(); ++k) {
       const double wait = ranks[r].waits[k];
       if (last_of_round[k] != last || wait < 0) continue;
-      const double decided = ranks[r].decisions[k];
+      const double settled = ranks[r].settled[k];
       // Waiting before the window began was counted in the window before.
-      waiting.emplace_back(std::max(0.0, decided - wait), decided - ranks[last].waits[k]);
+      waiting.emplace_back(std::max(0.0, settled - wait), settled - ranks[last].waits[k]);
     }
     ++others;
     if (ranks[r].seconds > 0) share += UnionLength(std::move(waiting)) / ranks[r].seconds;
@@ -107,16 +107,16 @@ void StragglerWindow::AddRound(double wait_seconds, double now_seconds) {
   if (started_seconds_ < 0) started_seconds_ = now_seconds;
   last_seconds_ = now_seconds;
   waits_.push_back(wait_seconds);
-  decisions_.push_back(now_seconds);
+  settled_.push_back(now_seconds);
 }
 
 std::string StragglerWindow::TakeEncoded(const std::string& host) {
   std::string text = host + "\n" + Number(last_seconds_ - started_seconds_) + "\n";
   for (size_t k = 0; k < waits_.size(); ++k) {
-    text += Number(waits_[k]) + " " + Number(decisions_[k] - started_seconds_) + " ";
+    text += Number(waits_[k]) + " " + Number(settled_[k] - started_seconds_) + " ";
   }
   waits_.clear();
-  decisions_.clear();
+  settled_.clear();
   // The next window starts where this one ended, so no time between them is lost.
   started_seconds_ = last_seconds_;
   return text;

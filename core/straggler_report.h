@@ -8,7 +8,8 @@ namespace horde {
 
 // Which rank the others wait for. In every round that executes collectives, each rank
 // measures how long it waited: from its last submission of what the round executed to
-// the round's decision. The rank that arrived last waited least (the protocol's time
+// the moment the round settled, one all ranks share (the end of its first collective).
+// The rank that arrived last waited least (the protocol's and the collective's time
 // alone); every other rank waited for it. Rank 0 compares the ranks' waits round by
 // round over a window (see StragglerWindow) and says who was last, how often, by how
 // much, and what that cost the others.
@@ -43,12 +44,12 @@ class StragglerWindow {
   void AddRound(double wait_seconds, double now_seconds);
   bool full() const { return static_cast<int>(waits_.size()) >= kRounds; }
   // The window as this rank sends it (its host, the window's length, each round's wait
-  // and decision time), and empties it.
+  // and the moment it settled), and empties it.
   std::string TakeEncoded(const std::string& host);
 
  private:
   std::vector<double> waits_;
-  std::vector<double> decisions_;  // when each round was decided (now_seconds)
+  std::vector<double> settled_;  // when each round settled (now_seconds)
   double started_seconds_ = -1;
   double last_seconds_ = 0;
 };

@@ -24,12 +24,12 @@ double Seconds(StragglerWatch::Clock::duration d) {
 
 StragglerWatch::StragglerWatch(int rank, bool log) : rank_(rank), log_(log), host_(HostName()) {}
 
-Status StragglerWatch::EndRound(Clock::time_point latest_submission, Clock::time_point decided,
+Status StragglerWatch::EndRound(Clock::time_point latest_submission, Clock::time_point settled,
                                 Transport* transport, bool* reported) {
   const double wait = latest_submission == Clock::time_point()
                           ? -1
-                          : Seconds(decided - latest_submission);
-  window_.AddRound(wait, Seconds(decided - start_));
+                          : Seconds(settled - latest_submission);
+  window_.AddRound(wait, Seconds(settled - start_));
   *reported = window_.full();
   return *reported ? Exchange(transport) : Status::Ok();
 }

@@ -22,11 +22,15 @@ class StragglerWatch {
 
   StragglerWatch(int rank, bool log);
 
-  // A round that executed collectives, decided at `decided`; `latest_submission`: the
-  // latest of this rank's submissions among them (the clock's epoch: none of its own,
-  // a joined rank). Collective over `transport` once the window is full, which every
-  // rank reaches in the same round; `*reported` says whether it made a new report.
-  Status EndRound(Clock::time_point latest_submission, Clock::time_point decided,
+  // A round that executed collectives; `settled`: a moment all ranks share, the end of
+  // the round's first collective (ranks leave one within a message's latency of each
+  // other; the moment a rank hears the decision would not do: rank 0 decides, the others
+  // hear it later, and on a busy host much later, which made rank 0 look last).
+  // `latest_submission`: the latest of this rank's submissions among them (the clock's
+  // epoch: none of its own, a joined rank). Collective over `transport` once the window
+  // is full, which every rank reaches in the same round; `*reported` says whether it
+  // made a new report.
+  Status EndRound(Clock::time_point latest_submission, Clock::time_point settled,
                   Transport* transport, bool* reported);
 
   // The last window's report; an empty one (rounds 0) before the first.

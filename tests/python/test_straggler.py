@@ -63,11 +63,28 @@ def test_each_ranks_timeline_puts_its_wait_for_the_straggler_apart_from_the_prot
 
 @pytest.mark.skipif(hvd.size() == 1, reason="a straggler needs other ranks to wait for it")
 def test_ranks_that_arrive_together_have_no_straggler():
-    # The same 'compute' on every rank: no rank keeps the others waiting for long.
-    run_steps(2 * WINDOW_ROUNDS + 4, lambda rank: 0.01)
+    # Every rank submits step i at the same wall-clock instant. A busy host can still hold
+    # one rank back (Open MPI pins each rank to a core, another process may hold that
+    # core), and then that rank is rightly reported: so the ranks note when they did
+    # submit, and no straggler is asked for where they did arrive together.
+    period, steps = 0.02, 2 * WINDOW_ROUNDS + 4
+    start = hvd.broadcast_object(time.time() + 0.1, root_rank=0)
+    tensor, submitted = torch.ones(8), []
+    for step in range(steps):
+        time.sleep(max(0.0, start + step * period - time.time()))
+        submitted.append(time.time())
+        hvd.allreduce(tensor, name="straggler.step", op=hvd.Sum)
     report = hvd.straggler_report()
-    assert report["straggler"] is None, report
     assert report["rounds"] == WINDOW_ROUNDS, report
+    arrivals = list(zip(*hvd.allgather_object(submitted)))  # per step, each rank's time
+    last = [max(range(hvd.size()), key=step.__getitem__) for step in arrivals]
+    mean_lag = sum(sorted(step)[-1] - sorted(step)[-2] for step in arrivals) / steps
+    if mean_lag < 0.5e-3:  # well under kStragglerCost of the period
+        assert report["straggler"] is None, (report, mean_lag)
+    else:
+        # Held back by the host: a rank named must be one that was in fact last most often.
+        named = report["straggler"]
+        assert named is None or last.count(named) > 0.4 * steps, (report, mean_lag)
 
 
 @pytest.mark.skipif(hvd.size() != 1, reason="starts a 2-rank job of its own")
