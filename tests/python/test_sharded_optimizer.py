@@ -120,6 +120,57 @@ def test_two_backward_passes_per_step_follow_distributed_optimizer():
             torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.skipif(hvd.size() % 2 == 1, reason="splits the ranks into two halves")
+@pytest.mark.parametrize("stage", [1, 2])
+def test_on_a_process_set_it_follows_distributed_optimizer_on_that_set(process_set, stage):
+    half = hvd.size() // 2
+    halves = [process_set(range(half)), process_set(range(half, hvd.size()))]
+    mine = hvd.rank() // half
+    ps = halves[mine]
+    make, _ = OPTIMIZERS["adam_decay_clip"]
+    ref_model, model = make_model(), make_model()
+    ref = hvd.DistributedOptimizer(make(ref_model.parameters()), process_set=ps,
+                                   named_parameters=ref_model.named_parameters())
+    sharded = hvd.ShardedOptimizer(make(model.parameters()), process_set=ps, stage=stage,
+                                   named_parameters=model.named_parameters(),
+                                   bucket_cap_mb=TINY_BUCKETS_MB)
+    rows = GLOBAL // ps.size()
+    for step in range(10):
+        # Each half trains on data of its own, split among its ranks.
+        generator = torch.Generator().manual_seed(7919 * step + 1 + 101 * mine)
+        x = torch.randn(GLOBAL, 5, generator=generator)
+        y = torch.randn(GLOBAL, 3, generator=generator)
+        mine_rows = slice(ps.rank() * rows, (ps.rank() + 1) * rows)
+        x, y = x[mine_rows], y[mine_rows]
+        for net, optimizer in ((ref_model, ref), (model, sharded)):
+            optimizer.zero_grad()
+            F.mse_loss(net(x), y).backward()
+            optimizer.step()
+        for p, q in zip(ref_model.parameters(), model.parameters()):
+            torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7)
+    # The whole state, gathered on the set's last rank (roots are job ranks) and sent to
+    # the set's other ranks: what the reference holds.
+    root = ps.ranks[-1]
+    with pytest.raises(ValueError, match=f"root_rank {ranks_outside(ps)[0]} is not in process"):
+        sharded.consolidate_state_dict(root_rank=ranks_outside(ps)[0])
+    hvd.broadcast_optimizer_state(sharded, root_rank=root, process_set=ps)
+    sharded.consolidate_state_dict(root_rank=root)
+    whole = hvd.broadcast_object(sharded.state_dict() if hvd.rank() == root else None, root,
+                                 process_set=ps)["state"]
+    expected = ref.state_dict()["state"]
+    assert sorted(whole) == sorted(expected), (sorted(whole), sorted(expected))
+    for index, state in expected.items():
+        torch.testing.assert_close(whole[index]["exp_avg"], state["exp_avg"], rtol=1e-5,
+                                   atol=1e-7)
+    weights = hvd.allgather_object(model[0].weight.detach().clone())
+    assert torch.equal(weights[0], weights[half - 1])
+    assert not torch.allclose(weights[0], weights[half]), "the halves trained apart"
+
+
+def ranks_outside(process_set):
+    return [r for r in range(hvd.size()) if r not in process_set.ranks]
+
+
 def test_zero_grad_between_backward_and_step_is_refused():
     model = make_model()
     sharded = hvd.ShardedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1))

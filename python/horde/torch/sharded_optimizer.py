@@ -175,9 +175,18 @@ class _ShardedOptimizer:
     def consolidate_state_dict(self, root_rank=0):
         """Gathers the whole state on ``root_rank`` (collective over the optimizer's
         ranks); there, the next state_dict() returns it in the wrapped optimizer's own
-        format, until the next step."""
+        format, until the next step. ``root_rank`` is a job rank in the optimizer's
+        process set, as a broadcast's root is."""
+        root_in_set = self._root_in_set(root_rank)
         whole = self._whole_state()
-        self._consolidated = whole if self._shards_rank() == root_rank else None
+        self._consolidated = whole if self._shards_rank() == root_in_set else None
+
+    def _root_in_set(self, root_rank):
+        ranks = self._process_set.ranks
+        if root_rank not in ranks:
+            raise ValueError(f"ShardedOptimizer: root_rank {root_rank} is not in process set "
+                             f"{self._process_set.process_set_id} (ranks {ranks})")
+        return ranks.index(root_rank)
 
     def _whole_state(self):
         shards = self._shards.shards()
@@ -203,7 +212,7 @@ class _ShardedOptimizer:
         """Collective: on ``root_rank``, the whole state it knows: the whole state dict it
         loaded since the last step, else the job's current one gathered; None elsewhere."""
         self.consolidate_state_dict(root_rank)
-        if self._shards_rank() != root_rank:
+        if self._shards_rank() != self._root_in_set(root_rank):
             return None
         return self._loaded_whole if self._loaded_whole is not None else self._consolidated
 
