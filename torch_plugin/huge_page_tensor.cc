@@ -11,7 +11,8 @@ constexpr int64_t kHugePage = int64_t{2} << 20;
 
 }  // namespace
 
-at::Tensor NewFlatTensor(int64_t numel, const at::TensorOptions& options) {
+at::Tensor NewFlatTensor(int64_t numel, const at::TensorOptions& requested) {
+  const at::TensorOptions options = requested.requires_grad(false);  // a buffer, on both paths
   const int64_t bytes = numel * static_cast<int64_t>(
                                     c10::elementSize(c10::typeMetaToScalarType(options.dtype())));
   if (options.device().type() != at::kCPU || bytes < kHugePage) {
@@ -26,8 +27,7 @@ at::Tensor NewFlatTensor(int64_t numel, const at::TensorOptions& options) {
   madvise(data, static_cast<size_t>(mapped - (start - reinterpret_cast<uintptr_t>(region))),
           MADV_HUGEPAGE);  // advice: without huge pages the memory is still good
   return at::from_blob(
-      data, {numel}, [region, mapped](void*) { munmap(region, mapped); },
-      options.requires_grad(false));
+      data, {numel}, [region, mapped](void*) { munmap(region, mapped); }, options);
 }
 
 }  // namespace horde

@@ -10,7 +10,7 @@ namespace horde {
 // 2 MiB on, its memory is asked for in transparent huge pages (madvise; where the kernel
 // has none, ordinary pages): its first touch then faults 2 MiB at a time, not 4 KiB, and a
 // whole-model buffer made every step (a sharded optimizer's gradient buckets) costs
-// milliseconds instead of a page fault per 4 KiB. Elsewhere, at::empty.
+// milliseconds instead of a page fault per 4 KiB. Elsewhere, at::empty. Never requires grad.
 at::Tensor NewFlatTensor(int64_t numel, const at::TensorOptions& options);
 
 }  // namespace horde
