@@ -287,33 +287,38 @@ void ParameterShards::GatherParameters() {
                                      options_.name + ".params." + std::to_string(b),
                                      options_.process_set, landings_[b]));
   }
-  // Every bucket waited for (even after one failed) before anything throws.
-  std::vector<at::Tensor> gathered(handles.size());
+  // Each bucket is written out as soon as it lands, while later ones still travel. Every
+  // bucket is waited for (even after one failed) before anything throws; after a failure
+  // nothing more is written, since a parameter may span the failed bucket.
+  std::map<size_t, at::Tensor> whole;  // non-contiguous parameters, assembled whole
   std::exception_ptr failure;
   for (size_t b = 0; b < handles.size(); ++b) {
+    at::Tensor gathered;
     try {
-      gathered[b] = Synchronize(handles[b]);
+      gathered = Synchronize(handles[b]);
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }
+    if (!failure) WriteOut(b, gathered, &whole);
   }
   if (options_.stage == 2) landings_.assign(buckets_.size(), at::Tensor());  // 1/N between steps
   if (failure) std::rethrow_exception(failure);
-  std::map<size_t, at::Tensor> whole;
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    for (const ShardBucket::Member& m : buckets_[b].members) {
-      at::Tensor p = params_[m.tensor].detach();
-      const at::Tensor piece = gathered[b].narrow(0, m.offset, m.numel);
-      if (p.is_contiguous()) {
-        p.view({-1}).narrow(0, m.tensor_offset, m.numel).copy_(piece);
-      } else {
-        at::Tensor& flat = whole[m.tensor];
-        if (!flat.defined()) flat = at::empty({p.numel()}, p.options());
-        flat.narrow(0, m.tensor_offset, m.numel).copy_(piece);
-      }
+  for (auto& [i, flat] : whole) params_[i].detach().copy_(flat.view(params_[i].sizes()));
+}
+
+void ParameterShards::WriteOut(size_t b, const at::Tensor& gathered,
+                               std::map<size_t, at::Tensor>* whole) const {
+  for (const ShardBucket::Member& m : buckets_[b].members) {
+    at::Tensor p = params_[m.tensor].detach();
+    const at::Tensor piece = gathered.narrow(0, m.offset, m.numel);
+    if (p.is_contiguous()) {
+      p.view({-1}).narrow(0, m.tensor_offset, m.numel).copy_(piece);
+    } else {
+      at::Tensor& flat = (*whole)[m.tensor];
+      if (!flat.defined()) flat = at::empty({p.numel()}, p.options());
+      flat.narrow(0, m.tensor_offset, m.numel).copy_(piece);
     }
   }
-  for (auto& [i, flat] : whole) params_[i].detach().copy_(flat.view(params_[i].sizes()));
 }
 
 std::map<size_t, at::Tensor> ParameterShards::Unshard(const std::vector<size_t>& buckets,

@@ -103,6 +103,9 @@ class ParameterShards {
   at::Tensor KeptBucket(size_t b) const;
   // The flat buffer bucket b's gradients are collected in: its kept one, else a new one.
   at::Tensor GradientBucket(size_t b, const at::TensorOptions& options) const;
+  // Writes bucket b's allgathered parameters into its members; pieces of non-contiguous
+  // parameters go into `whole` (one flat tensor per parameter), copied in once complete.
+  void WriteOut(size_t b, const at::Tensor& gathered, std::map<size_t, at::Tensor>* whole) const;
   // The whole flat bucket `b` filled from per-parameter tensors of its members.
   at::Tensor Flatten(size_t b, const std::function<at::Tensor(size_t)>& tensor_of) const;
 
