@@ -120,7 +120,8 @@ Status PlanJobTopology(const Config& config, const std::shared_ptr<MpiContext>& 
     const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
     if (log) {
       HORDE_LOG(kInfo) << "topology: measured the links between " << topology.cross_size
-                       << " hosts in " << spent.count() << " s (HORDE_TOPOLOGY=off skips it)";
+                       << " hosts in " << spent.count() << " s (HORDE_TOPOLOGY=off skips it):\n"
+                       << links.Format();
     }
   } else {
     MpiTransport transport(context);

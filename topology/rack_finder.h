@@ -12,10 +12,12 @@ namespace horde {
 
 // Groups the ranks joined by fast links (connected components, numbered by their lowest
 // rank). A pair's rate is the slower of its two directions; the fast pairs are those
-// above the widest gap between the sorted rates, where that gap is a ratio of at least
-// `min_gap` (a fixed fraction of the fastest pair would let one pair that read high on a
-// busy host push the others of its rack below the line). Empty when that gives a single
-// group: one switch, or nothing to tell apart.
+// above a gap between the sorted rates of at least `min_gap` (a fixed fraction of the
+// fastest pair would let one pair that read high on a busy host push the others of its
+// rack below the line): the widest such gap whose fast pairs make at least two groups,
+// each with more than half of its pairs fast (a pair between racks that read high, as
+// flows sharing an uplink unfairly do, would otherwise join them). Empty when no gap
+// gives that: one switch, or nothing to tell apart.
 std::vector<int> FindRacks(const LinkMatrix& links, double min_gap = 4.0 / 3);
 
 // Records `rack` (one per rank) with `uplink` (each rack's measured rate in, all its

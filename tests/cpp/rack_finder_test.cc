@@ -45,6 +45,22 @@ TEST(RackFinder, OnePairReadingHighDoesNotSplitTheOtherRack) {
   EXPECT_TRUE(FindRacks(one_switch).empty());
 }
 
+TEST(RackFinder, PairsBetweenRacksThatWonTheirUplinkDoNotJoinTheRacks) {
+  // Two pairs between the racks share the uplink in each probe round; TCP shares it
+  // unfairly, so one pair per round reads 0.43 Gbit/s both ways and the other 0.13. The
+  // widest gap (0.43 to 0.13) would join everything through the two winners.
+  LinkMatrix links = MeasuredRacks({0, 1, 0, 1});
+  auto set_pair = [&](int u, int v, double gbit) {
+    links.SetLink(u, v, GbitToBytes(gbit));
+    links.SetLink(v, u, GbitToBytes(gbit));
+  };
+  set_pair(0, 1, 0.43);
+  set_pair(2, 3, 0.13);
+  set_pair(0, 3, 0.43);
+  set_pair(1, 2, 0.13);
+  EXPECT_EQ(FindRacks(links), (std::vector<int>{0, 1, 0, 1}));
+}
+
 TEST(RackFinder, OneSwitchOrNoLinksIsNoRacks) {
   EXPECT_TRUE(FindRacks(Complete(4, 1, 1)).empty());
   EXPECT_TRUE(FindRacks(MeasuredRacks({0, 0, 0, 0})).empty());
