@@ -30,29 +30,30 @@ std::vector<Setting> MakeSettings() {
   return {
       // Shared: what the fast path fuses is computed by every rank alone.
       {"FUSION_THRESHOLD", Form::kByteCount, "134217728", kShared,
-       Field<&Config::fusion_threshold_bytes>(),
+       BindField<&Config::fusion_threshold_bytes>(),
        Flag("--fusion-threshold-mb", "MB", FlagUnit::kMegabytes),
        "size of a fused buffer; 0 disables fusion"},
       // Shared: autotune's choices index candidates built from the configured values.
-      {"CYCLE_TIME", Form::kPositiveNumber, "1", kShared, Field<&Config::cycle_time_ms>(),
+      {"CYCLE_TIME", Form::kPositiveNumber, "1", kShared, BindField<&Config::cycle_time_ms>(),
        Flag("--cycle-time-ms", "MS"), "milliseconds between negotiation rounds"},
       // Shared: where a cached response sits is computed by every rank alone.
-      {"CACHE_CAPACITY", Form::kCount, "1024", kShared, Field<&Config::cache_capacity>(),
+      {"CACHE_CAPACITY", Form::kCount, "1024", kShared, BindField<&Config::cache_capacity>(),
        Flag("--cache-capacity", "N"), "response-cache entries; 0 disables the cache"},
       // Per rank, like the timeline's and autotune's other settings: only rank 0 uses them.
-      {"TIMELINE", Form::kFileName, "", kPerRank, Field<&Config::timeline_path>(),
+      {"TIMELINE", Form::kFileName, "", kPerRank, BindField<&Config::timeline_path>(),
        Flag("--timeline-filename", "FILE"), "write a timeline to this file"},
-      {"TIMELINE_MARK_CYCLES", Form::kSwitch, "0", kPerRank, Field<&Config::timeline_mark_cycles>(),
-       Flag("--timeline-mark-cycles"), "mark each negotiation round in the timeline"},
+      {"TIMELINE_MARK_CYCLES", Form::kSwitch, "0", kPerRank,
+       BindField<&Config::timeline_mark_cycles>(), Flag("--timeline-mark-cycles"),
+       "mark each negotiation round in the timeline"},
       // Shared: only ranks that autotune apply rank 0's choice.
-      {"AUTOTUNE", Form::kSwitch, "0", kShared, Field<&Config::autotune>(), Flag("--autotune"),
+      {"AUTOTUNE", Form::kSwitch, "0", kShared, BindField<&Config::autotune>(), Flag("--autotune"),
        "tune fusion and cycle time online"},
-      {"AUTOTUNE_LOG", Form::kFileName, "", kPerRank, Field<&Config::autotune_log>(),
+      {"AUTOTUNE_LOG", Form::kFileName, "", kPerRank, BindField<&Config::autotune_log>(),
        Flag("--autotune-log-file", "FILE"), "CSV log of autotuning"},
       {"AUTOTUNE_SAMPLE_SECONDS", Form::kPositiveNumber, "2", kPerRank,
-       Field<&Config::autotune_sample_seconds>(), kNoFlag,
+       BindField<&Config::autotune_sample_seconds>(), kNoFlag,
        "seconds of training per autotune sample"},
-      {"LOG_LEVEL", Form::kLogLevel, "warning", kPerRank, Field<&Config::log_level>(),
+      {"LOG_LEVEL", Form::kLogLevel, "warning", kPerRank, BindField<&Config::log_level>(),
        Flag("--log-level", "LEVEL"), "trace, debug, info, warning, error or fatal"},
       // Checked only: this build has one CPU backend.
       {"CPU_OPERATIONS",
@@ -77,15 +78,15 @@ std::vector<Setting> MakeSettings() {
        {"NCCL", "MPI"}},
       // Shared: one allreduce algorithm against another.
       {"HIERARCHICAL_ALLREDUCE", Form::kSwitch, "0", kShared,
-       Field<&Config::hierarchical_allreduce>(), Flag("--hierarchical-allreduce"),
+       BindField<&Config::hierarchical_allreduce>(), Flag("--hierarchical-allreduce"),
        "allreduce within nodes, then across them"},
       // Shared, like the two below: when each rank sends its waiting cached requests to
       // the coordinator, whose stall inspector must see them before a limit.
       {"STALL_CHECK_TIME_SECONDS", Form::kPositiveNumber, "60", kShared,
-       Field<&Config::stall, &StallSettings::check_seconds>(),
+       BindField<&Config::stall, &StallSettings::check_seconds>(),
        Flag("--stall-check-seconds", "SECONDS"), "warn about ranks that stall this long"},
       {"STALL_SHUTDOWN_TIME_SECONDS", Form::kNonNegativeNumber, "0", kShared,
-       Field<&Config::stall, &StallSettings::shutdown_seconds>(),
+       BindField<&Config::stall, &StallSettings::shutdown_seconds>(),
        Flag("--stall-shutdown-seconds", "SECONDS", FlagUnit::kWholeNumber),
        "fail operations stalled this long; 0 never"},
       // The field says the opposite of the variable: enabled unless disabled.
@@ -95,10 +96,11 @@ std::vector<Setting> MakeSettings() {
        kNoFlag, "1 turns stall reports and failures off"},
       // Shared: a rank that refused add_process_set() would leave the others inside a
       // collective.
-      {"DYNAMIC_PROCESS_SETS", Form::kSwitch, "0", kShared, Field<&Config::dynamic_process_sets>(),
-       kNoFlag, "1 allows adding and removing process sets after init()"},
+      {"DYNAMIC_PROCESS_SETS", Form::kSwitch, "0", kShared,
+       BindField<&Config::dynamic_process_sets>(), kNoFlag,
+       "1 allows adding and removing process sets after init()"},
       // Per rank: only rank 0 logs the report (every rank exchanges its waits either way).
-      {"STRAGGLER_REPORT", Form::kSwitch, "1", kPerRank, Field<&Config::straggler_report>(),
+      {"STRAGGLER_REPORT", Form::kSwitch, "1", kPerRank, BindField<&Config::straggler_report>(),
        kNoFlag, "1 logs (info) the rank the others wait for, at most once a minute"},
       // Per rank: a call site only describes a request, and each rank names its own.
       {"CALL_SITES",
@@ -112,7 +114,7 @@ std::vector<Setting> MakeSettings() {
        "(unnamed ones and each name's first call), always, or off",
        {"first", "always", "off"}},
       // Shared: measuring the links is collective, and every rank plans the same trees.
-      {"TOPOLOGY", Form::kFileName, "auto", kShared, Field<&Config::topology>(),
+      {"TOPOLOGY", Form::kFileName, "auto", kShared, BindField<&Config::topology>(),
        Flag("--topology", "auto|off|FILE"),
        "auto: measure the links between hosts and use spanning trees where they are faster; "
        "off; or a link matrix file"},

@@ -79,10 +79,10 @@ auto& Reach(Object& object, Member first, Rest... rest) {
   }
 }
 
-// Binds a row to a Config field by its members: Field<&Config::cache_capacity>(), or
-// Field<&Config::stall, &StallSettings::check_seconds>() for one inside a struct.
+// Binds a row to a Config field by its members: BindField<&Config::cache_capacity>(), or
+// BindField<&Config::stall, &StallSettings::check_seconds>() for one inside a struct.
 template <auto... members>
-SettingField Field() {
+SettingField BindField() {
   using T = std::remove_reference_t<decltype(Reach(std::declval<Config&>(), members...))>;
   return FieldOf<T>{[](Config& config) -> T& { return Reach(config, members...); }};
 }

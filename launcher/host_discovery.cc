@@ -21,15 +21,6 @@ std::string Where(const std::string& script, int line) {
   return "host discovery script " + script + ", line " + std::to_string(line);
 }
 
-// Where ":slots" starts; an IPv6 address keeps its colons inside brackets.
-size_t SlotsColon(const std::string& entry) {
-  if (!entry.empty() && entry.front() == '[') {
-    size_t closing = entry.find(']');
-    return closing == std::string::npos ? std::string::npos : entry.find(':', closing);
-  }
-  return entry.rfind(':');
-}
-
 Host ParseLine(const std::string& line, const std::string& where, int default_slots) {
   size_t colon = SlotsColon(line);
   Host host{line.substr(0, colon), default_slots};

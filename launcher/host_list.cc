@@ -22,16 +22,6 @@ bool ParseSlots(const std::string& text, int* slots) {
   return true;
 }
 
-// Where the ":slots" of an -H entry starts (npos: none). An IPv6 address keeps its
-// colons inside brackets: "[fe80::1]:4".
-size_t SlotsColon(const std::string& entry) {
-  if (!entry.empty() && entry.front() == '[') {
-    size_t closing = entry.find(']');
-    return closing == std::string::npos ? std::string::npos : entry.find(':', closing);
-  }
-  return entry.rfind(':');
-}
-
 Host ParseHostEntry(const std::string& entry) {
   static const std::string kFix = ": write host:slots, e.g. -H node1:4,node2:4";
   size_t colon = SlotsColon(entry);

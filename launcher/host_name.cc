@@ -97,4 +97,12 @@ std::string QuotedForMessage(const std::string& name) {
   return quoted + (name.size() > 300 ? "...'" : "'");
 }
 
+size_t SlotsColon(const std::string& entry) {
+  if (!entry.empty() && entry.front() == '[') {
+    size_t closing = entry.find(']');
+    return closing == std::string::npos ? std::string::npos : entry.find(':', closing);
+  }
+  return entry.rfind(':');
+}
+
 }  // namespace horde::launcher

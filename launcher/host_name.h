@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -27,5 +28,9 @@ void CheckHostName(const std::string& name, const std::string& source);
 // `name` quoted for a message, with control characters shown as escapes, so that a name
 // holding a newline cannot forge a line of output.
 std::string QuotedForMessage(const std::string& name);
+
+// Where the ":slots" of a "host:slots" entry starts (npos: none). An IPv6 address keeps
+// its colons inside brackets: "[fe80::1]:4".
+size_t SlotsColon(const std::string& entry);
 
 }  // namespace horde::launcher

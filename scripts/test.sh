@@ -87,8 +87,19 @@ stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink,
 timeout 600 tests/launcher/elastic_netns_test.sh
 
 end_leftovers
-stage "hardening: sanitizers, fuzzer, soak (scripts/hardening.sh)"
+# The lanes' Debian roots (debootstrap and apt: minutes of downloading and unpacking)
+# are made meanwhile, beside the sanitizer builds, which no timing depends on.
+mkdir -p build/lanes
+{ scripts/test_debian13.sh --root && scripts/test_mpich.sh --root; } >build/lanes/roots.log 2>&1 &
+roots_pid=$!
+trap 'pkill -TERM -P "$roots_pid" 2>/dev/null || true' EXIT  # a failed stage ends it too
+stage "hardening: sanitizers, fuzzer, soak (scripts/hardening.sh); the lanes' roots made meanwhile"
 scripts/hardening.sh
+if ! wait "$roots_pid"; then
+  tail -n 40 build/lanes/roots.log
+  echo "making the lanes' roots failed (build/lanes/roots.log); each lane tries again"
+fi
+trap - EXIT
 
 # The other stacks, each in a Debian root of its own under build/lanes/ (made on the
 # first run, reused while its package list is unchanged; both need root and Debian's

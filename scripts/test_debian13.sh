@@ -12,6 +12,7 @@
 # Not here (Debian 12 only, scripts/test.sh): the other two-host network namespace tests
 # and scripts/hardening.sh. Needs root; scripts/test.sh runs it.
 #   scripts/test_debian13.sh            the lane
+#   scripts/test_debian13.sh --root     only makes (or checks) the root, runs nothing
 #   scripts/test_debian13.sh --inside   the suite itself (what runs in the root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +79,7 @@ lane_setup debian13
 start=$SECONDS
 mapfile -t packages < <(scripts/install.sh --print-packages trixie)
 lane_root_ensure trixie "${packages[@]}"
+[ "${1:-}" != "--root" ] || exit 0
 lane_sync_checkout
 lane_run "scripts/test_debian13.sh --inside"
 lane_log "Debian 13 lane passed in $((SECONDS - start)) s"

@@ -8,6 +8,7 @@
 # launched by horderun (its Hydra path) and the launcher's tests (horderun on Hydra).
 # Needs root; scripts/test.sh runs it.
 #   scripts/test_mpich.sh            the lane
+#   scripts/test_mpich.sh --root     only makes (or checks) the root, runs nothing
 #   scripts/test_mpich.sh --inside   the suite itself (what runs in the root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +62,7 @@ fi
 lane_setup mpich
 start=$SECONDS
 lane_root_ensure bookworm "${PACKAGES[@]}"
+[ "${1:-}" != "--root" ] || exit 0
 lane_sync_checkout
 lane_run "scripts/test_mpich.sh --inside"
 lane_log "MPICH lane passed in $((SECONDS - start)) s"

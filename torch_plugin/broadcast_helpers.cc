@@ -1,5 +1,7 @@
 #include "horde/torch/broadcast_helpers.h"
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
 #include <torch/serialize/archive.h>
 
 #include <cstring>

@@ -2,6 +2,10 @@
 // of their own.
 #include "horde/torch/collectives.h"
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/zeros.h>
+
 #include "torch_plugin/torch_ops.h"
 
 namespace horde {

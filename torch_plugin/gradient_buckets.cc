@@ -1,5 +1,6 @@
 #include "torch_plugin/gradient_buckets.h"
 
+#include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
 
 namespace horde {

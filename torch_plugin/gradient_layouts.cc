@@ -1,7 +1,10 @@
 // GradientReducer's agreement across ranks on each gradient's layout (dense, or sparse
 // with which sparse_dim), and the zeros a rank reduces in that layout for a parameter
 // that had no gradient in the step.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/sparse_coo_tensor.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 
 #include <algorithm>
 #include <vector>

@@ -3,7 +3,9 @@
 // wait for it; the placeholder's values do not matter, since every rank then learns that
 // the step failed (StepOutcome), only its layout does: the same name, shape and kind of
 // collective as the gradient would have had.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 #include <c10/core/GradMode.h>
 
 #include <exception>

@@ -1,5 +1,7 @@
 #include "torch_plugin/huge_page_tensor.h"
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 #include <sys/mman.h>
 
 #include <new>

@@ -1,5 +1,8 @@
 #include "torch_plugin/parameter_shards.h"
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 #include "horde/torch/sharded_optimizer.h"
 
+#include <torch/optim/lbfgs.h>
+
 #include <utility>
 
 #include "horde/basics.h"

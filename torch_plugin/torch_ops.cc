@@ -1,5 +1,7 @@
 #include "torch_plugin/torch_ops.h"
 
+#include <ATen/ops/empty.h>
+
 #include <algorithm>
 #include <utility>
 

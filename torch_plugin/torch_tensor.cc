@@ -1,5 +1,7 @@
 #include "torch_plugin/torch_tensor.h"
 
+#include <ATen/ops/empty.h>
+
 #include <exception>
 #include <string>
 

@@ -1,6 +1,7 @@
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/optim/optimizer.h>
+#include <torch/ordered_dict.h>
 
 #include <cstdint>
 #include <memory>
