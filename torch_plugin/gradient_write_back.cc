@@ -1,8 +1,8 @@
 // How GradientReducer writes a step's reduced gradients back into .grad: dense ones in
 // place (or decompressed, or back to their sparse layout), sparse ones rebuilt from the
 // allgathered indices and values.
-#include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/ops/sparse_coo_tensor.h>
 #include <c10/core/GradMode.h>
 
