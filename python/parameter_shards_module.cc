@@ -60,6 +60,14 @@ void BindParameterShards(py::module_& m) {
            py::call_guard<py::gil_scoped_release>())
       .def("gather_parameters", &torch_ops::ParameterShards::GatherParameters,
            py::call_guard<py::gil_scoped_release>())
+      .def("start_gather", &torch_ops::ParameterShards::StartGather,
+           py::call_guard<py::gil_scoped_release>())
+      .def("finish_gather",
+           py::overload_cast<const std::vector<size_t>&>(&torch_ops::ParameterShards::FinishGather),
+           py::arg("params"), py::call_guard<py::gil_scoped_release>())
+      .def("finish_gather", py::overload_cast<>(&torch_ops::ParameterShards::FinishGather),
+           py::call_guard<py::gil_scoped_release>())
+      .def("gathering", &torch_ops::ParameterShards::Gathering)
       .def("unshard", &torch_ops::ParameterShards::Unshard,
            py::call_guard<py::gil_scoped_release>())
       .def("shard", &torch_ops::ParameterShards::Shard)

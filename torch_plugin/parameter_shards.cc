@@ -39,7 +39,7 @@ at::Tensor Piece(const at::Tensor& tensor, int64_t offset, int64_t numel) {
 ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int> groups,
                                  const std::vector<std::string>& names,
                                  ParameterShardsOptions options)
-    : params_(std::move(params)), options_(std::move(options)) {
+    : params_(std::move(params)), names_(names), options_(std::move(options)) {
   if (params_.size() != groups.size() || params_.size() != names.size()) {
     throw InvalidArgument("one group index and one name per parameter");
   }
@@ -117,6 +117,21 @@ void ParameterShards::OnGradientAccumulated(size_t i) {
 void ParameterShards::Collect(size_t i) {
   at::NoGradGuard no_grad;
   collected_[i] = true;
+  if (gather_ && !buckets_of_[i].empty()) {
+    const size_t last = buckets_of_[i].back();
+    if (!gather_->finished(last) && step_error_.empty()) {
+      step_error_ = "parameter '" + names_[i] +
+                    "' got a gradient before its update was written: the forward read it "
+                    "outside its own module's forward (a weight shared with another module?); "
+                    "call wait_for_parameters() before the forward, or construct "
+                    "ShardedOptimizer with overlap_allgather=False";
+    }
+    try {
+      FinishGatherThrough(last);  // its buckets may be where its gradient goes (stage 1)
+    } catch (...) {
+      if (!submit_error_) submit_error_ = std::current_exception();
+    }
+  }
   const at::Tensor grad = params_[i].grad();
   const bool sparse = grad.defined() && grad.is_sparse();
   if (sparse && step_error_.empty()) {
@@ -221,6 +236,7 @@ bool ParameterShards::HasPendingWork() {
 }
 
 void ParameterShards::ReduceGradients() {
+  FinishGather();
   at::NoGradGuard no_grad;
   RefreshShards();
   {
@@ -283,6 +299,12 @@ double ParameterShards::ClipGradNorm(double max_norm, double norm_type) {
 }
 
 void ParameterShards::GatherParameters() {
+  StartGather();
+  FinishGather();
+}
+
+void ParameterShards::StartGather() {
+  FinishGather();
   at::NoGradGuard no_grad;
   std::vector<HandleId> handles;
   for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -290,38 +312,40 @@ void ParameterShards::GatherParameters() {
                                      options_.name + ".params." + std::to_string(b),
                                      options_.process_set, landings_[b]));
   }
-  // Each bucket is written out as soon as it lands, while later ones still travel. Every
-  // bucket is waited for (even after one failed) before anything throws; after a failure
-  // nothing more is written, since a parameter may span the failed bucket.
-  std::map<size_t, at::Tensor> whole;  // non-contiguous parameters, assembled whole
-  std::exception_ptr failure;
-  for (size_t b = 0; b < handles.size(); ++b) {
-    at::Tensor gathered;
-    try {
-      gathered = Synchronize(handles[b]);
-    } catch (...) {
-      if (!failure) failure = std::current_exception();
-    }
-    if (!failure) WriteOut(b, gathered, &whole);
-  }
-  if (options_.stage == 2) landings_.assign(buckets_.size(), at::Tensor());  // 1/N between steps
-  if (failure) std::rethrow_exception(failure);
-  for (auto& [i, flat] : whole) params_[i].detach().copy_(flat.view(params_[i].sizes()));
+  std::lock_guard<std::mutex> lock(mu_);
+  gather_ = std::make_unique<ParameterGather>(buckets_, params_, std::move(handles));
 }
 
-void ParameterShards::WriteOut(size_t b, const at::Tensor& gathered,
-                               std::map<size_t, at::Tensor>* whole) const {
-  for (const ShardBucket::Member& m : buckets_[b].members) {
-    at::Tensor p = params_[m.tensor].detach();
-    const at::Tensor piece = gathered.narrow(0, m.offset, m.numel);
-    if (p.is_contiguous()) {
-      p.view({-1}).narrow(0, m.tensor_offset, m.numel).copy_(piece);
-    } else {
-      at::Tensor& flat = (*whole)[m.tensor];
-      if (!flat.defined()) flat = at::empty({p.numel()}, p.options());
-      flat.narrow(0, m.tensor_offset, m.numel).copy_(piece);
-    }
+void ParameterShards::FinishGather(const std::vector<size_t>& params) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i : params) {
+    if (!gather_) return;
+    if (i >= params_.size()) throw InvalidArgument("no parameter " + std::to_string(i));
+    if (!buckets_of_[i].empty()) FinishGatherThrough(buckets_of_[i].back());
   }
+}
+
+void ParameterShards::FinishGather() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (gather_) FinishGatherThrough(buckets_.size() - 1);
+}
+
+bool ParameterShards::Gathering() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gather_ != nullptr;
+}
+
+void ParameterShards::FinishGatherThrough(size_t last) {
+  std::exception_ptr failure;
+  try {
+    gather_->FinishThrough(last);
+  } catch (...) {
+    failure = std::current_exception();  // every bucket has been waited for
+  }
+  if (!failure && !gather_->done()) return;
+  gather_.reset();
+  if (options_.stage == 2) landings_.assign(buckets_.size(), at::Tensor());  // 1/N between steps
+  if (failure) std::rethrow_exception(failure);
 }
 
 std::map<size_t, at::Tensor> ParameterShards::Unshard(const std::vector<size_t>& buckets,

@@ -14,6 +14,7 @@
 #include "core/shard_layout.h"
 #include "horde/data_type.h"
 #include "torch_plugin/accumulated_hooks.h"
+#include "torch_plugin/parameter_gather.h"
 
 namespace horde {
 namespace torch_ops {
@@ -76,8 +77,18 @@ class ParameterShards {
   // scales the shards' gradients by max_norm / (norm + 1e-6) when that is below 1, as
   // torch.nn.utils.clip_grad_norm_ does over the whole.
   double ClipGradNorm(double max_norm, double norm_type);
-  // Writes every rank's updated shards into the parameters.
+  // Writes every rank's updated shards into the parameters: StartGather(), then
+  // FinishGather().
   void GatherParameters();
+  // Starts the allgathers of the updated shards, bucket by bucket; a parameter keeps its
+  // value from before the step until FinishGather writes its bucket.
+  void StartGather();
+  // Waits for the buckets holding `params` (indexes into the parameters), and those before
+  // them, and writes them into the parameters; FinishGather() waits for all. Throws a failed
+  // allgather's error (after waiting for every bucket).
+  void FinishGather(const std::vector<size_t>& params);
+  void FinishGather();
+  bool Gathering();
 
   // For checkpoints. Unshard: tensors shaped like the shards of `buckets` (a tensor of
   // optimizer state each) gathered from every rank into one per parameter that lies
@@ -103,13 +114,13 @@ class ParameterShards {
   at::Tensor KeptBucket(size_t b) const;
   // The flat buffer bucket b's gradients are collected in: its kept one, else a new one.
   at::Tensor GradientBucket(size_t b, const at::TensorOptions& options) const;
-  // Writes bucket b's allgathered parameters into its members; pieces of non-contiguous
-  // parameters go into `whole` (one flat tensor per parameter), copied in once complete.
-  void WriteOut(size_t b, const at::Tensor& gathered, std::map<size_t, at::Tensor>* whole) const;
+  // FinishGather through bucket `last`. Under mu_.
+  void FinishGatherThrough(size_t last);
   // The whole flat bucket `b` filled from per-parameter tensors of its members.
   at::Tensor Flatten(size_t b, const std::function<at::Tensor(size_t)>& tensor_of) const;
 
   std::vector<at::Tensor> params_;
+  std::vector<std::string> names_;
   ParameterShardsOptions options_;
   int ranks_ = 1, rank_ = 0;
   std::vector<ShardBucket> buckets_;
@@ -136,7 +147,8 @@ class ParameterShards {
   std::vector<bool> collected_;
   std::string step_error_;           // the first misuse seen by a hook, thrown by ReduceGradients
   std::exception_ptr submit_error_;  // the first reduce-scatter that could not start
-  std::mutex mu_;                    // hooks may run on autograd's device threads
+  std::unique_ptr<ParameterGather> gather_;  // the step's allgathers until all are written
+  std::mutex mu_;                            // hooks may run on autograd's device threads
   // Last, so that destruction removes the hooks before anything they use.
   std::unique_ptr<AccumulatedHooks> hooks_;
 };

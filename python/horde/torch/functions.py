@@ -7,6 +7,7 @@ import pickle
 import torch
 
 from horde.common.process_sets import global_process_set
+from horde.torch import awaited_parameters
 from horde.torch.mpi_ops import allgather, broadcast_, broadcast_async_, rank, synchronize
 
 
@@ -31,6 +32,7 @@ def broadcast_parameters(params, root_rank, process_set=global_process_set):
     ``params`` is a ``model.state_dict()``, ``model.named_parameters()`` or a list of
     tensors (or (name, tensor) pairs) in the same order on every rank.
     """
+    awaited_parameters.write_all()  # a sharded step's parameters still travelling
     handles = [broadcast_async_(tensor, root_rank, name=f"broadcast_parameters.{name}",
                                 process_set=process_set)
                for name, tensor in _named_tensors(params) if tensor is not None]

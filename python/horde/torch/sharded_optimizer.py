@@ -15,7 +15,7 @@ import inspect
 import torch
 
 from horde.common.process_sets import global_process_set, process_set_id_of
-from horde.torch import _ops
+from horde.torch import _ops, awaited_parameters
 from horde.torch.compression import Compression
 from horde.torch.optimizer_class import wrap_optimizer_class
 from horde.torch.parameter_names import parameter_names
@@ -51,7 +51,7 @@ class _ShardedOptimizer:
     _horde_sharded = True  # broadcast_optimizer_state reshards instead of copying
 
     def __init__(self, optimizer, named_parameters, stage, backward_passes_per_step,
-                 compression, op, process_set, bucket_cap_mb):
+                 compression, op, process_set, bucket_cap_mb, overlap_allgather):
         _refuse(optimizer, op, compression)
         if backward_passes_per_step < 1:
             raise ValueError("backward_passes_per_step must be at least 1")
@@ -74,6 +74,8 @@ class _ShardedOptimizer:
             process_set_id_of(process_set), max(1, int(bucket_cap_mb * (1 << 20))),
             compression is Compression.fp16, f"sharded.{names[self._trainable[0]]}")
         self._process_set = process_set
+        self._overlap = bool(overlap_allgather)
+        self._shards = None
         self._lay_out()
         hyper = [{k: v for k, v in group.items() if k != "params"}
                  for group in optimizer.param_groups]
@@ -82,6 +84,8 @@ class _ShardedOptimizer:
 
     def _lay_out(self):
         """Lays the parameters out in shards over the process set's ranks."""
+        if self._shards is not None:
+            awaited_parameters.forget(self, self._trainable)  # (never written now)
         self._shards = None  # the old shards' hooks go first
         self._shards = _ops.ParameterShards(*self._shards_args)
         self._layout = self._shards.layout()  # fixed until the ranks change
@@ -114,7 +118,8 @@ class _ShardedOptimizer:
     def synchronize(self):
         """Reduce-scatters this step's gradients into the shards (once per step)."""
         if not self._reduced:
-            self._shards.reduce_gradients()
+            self._shards.reduce_gradients()  # (writes the last step's parameters first)
+            awaited_parameters.forget(self, self._trainable)
             self._reduced = True
 
     def clip_grad_norm_(self, max_norm, norm_type=2.0):
@@ -133,8 +138,31 @@ class _ShardedOptimizer:
         super().step()
         self._reduced = False
         self._consolidated = self._loaded_whole = None
-        self._shards.gather_parameters()
+        if self._overlap:
+            self._shards.start_gather()
+            awaited_parameters.await_parameters(self, self._trainable)
+        else:
+            self._shards.gather_parameters()
         return loss
+
+    def wait_for_parameters(self):
+        """Waits for the allgathers of the last step() and writes every parameter. With
+        overlap_allgather=True, call it before reading or setting parameters other than
+        through the model's forward (model.state_dict() for a checkpoint,
+        model.load_state_dict(), an EMA copy); otherwise a no-op."""
+        self._write_parameters()
+
+    def _write_parameters(self, indexes=None):
+        """Writes the buckets holding the parameters ``indexes`` (all: None), and those
+        before them; the forward pre-hook of awaited_parameters calls it."""
+        try:
+            if indexes is None:
+                self._shards.finish_gather()
+            else:
+                self._shards.finish_gather(indexes)
+        finally:
+            if not self._shards.gathering():
+                awaited_parameters.forget(self, self._trainable)
 
     def zero_grad(self, set_to_none=_SET_TO_NONE_DEFAULT):
         if not self._reduced and self._shards.has_pending_work():
@@ -264,7 +292,7 @@ class _ShardedOptimizer:
 
 def ShardedOptimizer(optimizer, named_parameters=None, stage=2, backward_passes_per_step=1,
                      compression=Compression.none, op=Average, process_set=global_process_set,
-                     bucket_cap_mb=25):
+                     bucket_cap_mb=25, overlap_allgather=False):
     """Wraps ``optimizer`` so that its state is sharded across the ranks (ZeRO): each rank
     keeps and steps only its slice of every parameter, gradients are reduce-scattered and
     the updated parameters allgathered. The result is an instance of the optimizer's own
@@ -279,6 +307,12 @@ def ShardedOptimizer(optimizer, named_parameters=None, stage=2, backward_passes_
     compression: Compression.none or Compression.fp16 (gradients travel as float16).
     op: hvd.Average or hvd.Sum.
     bucket_cap_mb: the flat buckets' size: memory for gradients in flight.
+    overlap_allgather: step() returns once the updated slices' allgathers are posted; each
+        module's parameters are written as its next forward begins, so later buckets travel
+        while earlier layers compute. Parameters read or set other than through a module's
+        own forward (model.state_dict(), load_state_dict(), a weight shared between
+        modules) need optimizer.wait_for_parameters() first; horde's broadcast_parameters
+        and elastic commits call it themselves.
     clip_grad_norm_(max_norm) clips the whole gradient; consolidate_state_dict(root_rank)
     then state_dict() on the root gives a state dict of the wrapped optimizer's own format,
     which load_state_dict() takes on any number of ranks; state_dict() elsewhere is the
@@ -289,4 +323,4 @@ def ShardedOptimizer(optimizer, named_parameters=None, stage=2, backward_passes_
     process_set_id_of(process_set)
     cls = wrap_optimizer_class(_ShardedOptimizer, optimizer)
     return cls(optimizer, named_parameters, stage, backward_passes_per_step, compression, op,
-               process_set, bucket_cap_mb)
+               process_set, bucket_cap_mb, overlap_allgather)

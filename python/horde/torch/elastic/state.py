@@ -224,6 +224,8 @@ class TorchState(ObjectState):
 
     def _snapshot(self):
         snapshot = super()._snapshot()
+        if self._sharded():
+            self.optimizer.wait_for_parameters()  # (overlap_allgather: the last step's)
         if self.model is not None:
             snapshot["model"] = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         if self._sharded():
