@@ -17,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 import horde.torch as hvd
 from harness import SIZE, Contender, interleave, log, save, session
-from training import synthetic_data
+from synthetic_models import synthetic_data
 
 LR, DECAY = 1e-4, 0.01
 

@@ -25,6 +25,9 @@ cd "$(dirname "$0")/.."
 DEST=.gpu_debs
 ROOTS=(openmpi-bin libopenmpi3 openmpi-common)
 NO_DEPS=(libopenmpi-dev)
+# ccache (and its one library an image may lack): gpu_test.sh brings its cache back, so a
+# second call on a fresh machine rebuilds in seconds.
+BUILD_TOOLS=(ccache libhiredis0.14)
 # Whole-name patterns (grep -E -x) of packages left out of the closure, see above.
 EXCLUDE=(
   'libc6' 'libgcc-s1' 'gcc-[0-9]+-base' 'libstdc\+\+6' 'zlib1g' 'libssl3' 'libcrypt1'
@@ -48,7 +51,7 @@ closure=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflic
           | grep -E '^[a-z0-9]' | sort -u)
 pattern=$(IFS='|'; echo "${EXCLUDE[*]}")
 mapfile -t packages < <(echo "$closure" | grep -E -v -x "$pattern")
-packages+=("${NO_DEPS[@]}")
+packages+=("${NO_DEPS[@]}" "${BUILD_TOOLS[@]}")
 excluded=$(echo "$closure" | grep -E -x "$pattern" | tr '\n' ' ')
 
 rm -rf "$DEST"

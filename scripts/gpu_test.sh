@@ -2,34 +2,39 @@
 # Builds horde on the lent GPU machine (see /work/.library/device/README.md: torch with
 # CUDA, nvcc, CMake, pytest; no MPI, no internet) and runs the GPU tests, in one command.
 #
-# Here, once (Debian 12, apt works): scripts/gpu_debs.sh   -> .gpu_debs/ (7 MiB of Open MPI
-# debs, git-ignored). Then the device tool's run call, from the repository root:
+# Here, once (Debian 12, apt works): scripts/gpu_debs.sh   -> .gpu_debs/ (8 MiB of Open MPI
+# and ccache debs, git-ignored). Then the device tool's run call, from the repository root:
 #
-#     run(command="bash scripts/gpu_test.sh", carry=[".gpu_debs"], timeout_s=600)
+#     run(command="bash scripts/gpu_test.sh", carry=[".gpu_debs", ".gpu_cache"], timeout_s=540)
 #
-# What it does, each step under `timeout`, within GPU_TEST_BUDGET seconds (570) in all:
+# What it does, each step under `timeout`, within GPU_TEST_BUDGET seconds (480) in all:
 #   1. unpacks .gpu_debs/*.deb with `dpkg -x` into $OMPI_DIR (/tmp/ompi, never /) and
 #      points PATH, LD_LIBRARY_PATH, OPAL_PREFIX and PMIx's folder variables there; root
 #      is allowed; one host without ssh: pml ob1, btl self,vader,tcp, no binding,
-#      oversubscription on (OMPI_MCA_* variables);
+#      oversubscription on (OMPI_MCA_* variables); restores ccache's cache from
+#      .gpu_cache/ccache.tar.* when an earlier call's parts were copied there;
 #   2. MPI smoke test: mpirun -np 2 hostname; an MPI C++ program built with mpicxx;
 #   3. builds horde into a venv ($GPU_TEST_VENV, /tmp/horde-gpu-venv, made with
 #      --system-site-packages, plus a .pth naming python3's own site-packages, since the
-#      device's python3 is itself a venv) with `pip install --no-build-isolation
-#      --no-deps .`, in $HORDE_BUILD_DIR (/tmp/horde-gpu-build), configured first with
-#      HORDE_WITH_CUDA=ON, the relocated mpicxx and the NCCL that torch uses (the pip
-#      package nvidia-nccl-*) when there is one; prints hvd.nccl_built(), hvd.cuda_built();
-#   4. mpirun -np 1 pytest tests/gpu (NCCL);
-#   5. HORDE_GPU_OPERATIONS=MPI mpirun -np 2 pytest tests/gpu (two ranks on GPU 0, host
-#      staging);
-#   6. mpirun -np 1 bench/gpu_allreduce_bandwidth.py.
-# Logs go to $OUT (the files the tool brings back; /tmp/horde-gpu-logs where OUT is unset):
-# env.log mpi.log build.log gpu_np1.log gpu_np2_mpi.log bench.log summary.txt. The exit
-# status is nonzero if any step failed; the last lines say which passed.
+#      device's python3 is itself a venv) the way docs/install.md says for a torch from
+#      pip: `pip install --no-build-isolation .`, CMake options in HORDE_CMAKE_ARGS
+#      (Release, HORDE_WITH_CUDA=ON, the relocated mpicxx, the NCCL that torch uses: the pip
+#      package nvidia-nccl-*), build tree $HORDE_BUILD_DIR (/tmp/horde-gpu-build); then
+#      `horderun --check-build` and hvd.nccl_built(), hvd.cuda_built();
+#   4. np1: mpirun -np 1 pytest tests/gpu (NCCL);
+#   5. np2: HORDE_GPU_OPERATIONS=MPI mpirun -np 2 pytest tests/gpu (two ranks on GPU 0,
+#      host staging);
+#   6. bandwidth: bench/gpu_allreduce_bandwidth.py on 1 rank, and on 2 with host staging;
+#   7. training: bench/gpu_training.py, ResNet-50 on 1 rank.
+# GPU_TEST_STEPS="np1 training" runs only the steps named (default: all four; 1-3 always).
+# What comes back in $OUT (/tmp/horde-gpu-logs where OUT is unset): summary.txt, every
+# step's log in logs.tar.gz, and ccache's cache as ccache.tar.aa, .ab, ... (15 MiB each;
+# copy them to .gpu_cache/ to carry them into the next call). The exit status is nonzero
+# if any step failed; the last lines say which passed.
 #
 # GPU_TEST_DRY_RUN=1 (no GPU, e.g. here with Debian's CPU torch:
 # GPU_TEST_DRY_RUN=1 GPU_TEST_PYTHON=/usr/bin/python3 HORDE_BUILD_JOBS=1 scripts/gpu_test.sh)
-# builds with HORDE_WITH_CUDA=AUTO, expects the GPU tests to skip and skips the benchmark
+# builds with HORDE_WITH_CUDA=AUTO, expects the GPU tests to skip and skips the benchmarks
 # (a slow build there also wants GPU_TEST_BUDGET=7200 GPU_TEST_BUILD_LIMIT=7000).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -44,9 +49,9 @@ DRY=${GPU_TEST_DRY_RUN:-0}
 export HORDE_BUILD_DIR=${HORDE_BUILD_DIR:-/tmp/horde-gpu-build}
 export HORDE_BUILD_JOBS=${HORDE_BUILD_JOBS:-$(nproc)}
 export PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INDEX=1
-DEADLINE=$((SECONDS + ${GPU_TEST_BUDGET:-570}))
+DEADLINE=$((SECONDS + ${GPU_TEST_BUDGET:-480}))
 mkdir -p "$LOGS"
-rm -f "$LOGS"/{env,mpi,build,gpu_np1,gpu_np2_mpi,bench}.log "$LOGS/summary.txt"
+rm -f "$LOGS"/*.log "$LOGS"/logs.tar.gz "$LOGS/summary.txt"
 
 RESULTS=()
 FAILED=0
@@ -117,6 +122,13 @@ export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_btl_vader_single_copy_
 export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_plm_rsh_agent=false  # no ssh needed for local ranks; never called
 
+# ccache from the debs, its cache from an earlier call when carried (.gpu_cache/ccache.tar.*)
+export CCACHE_DIR=${CCACHE_DIR:-/tmp/horde-ccache} CCACHE_BASEDIR=$ROOT CCACHE_MAXSIZE=2G
+if ls "$ROOT"/.gpu_cache/ccache.tar.* >/dev/null 2>&1; then
+  rm -rf "$CCACHE_DIR" && mkdir -p "$CCACHE_DIR"
+  cat "$ROOT"/.gpu_cache/ccache.tar.* | tar -x -C "$CCACHE_DIR" && echo "gpu_test: ccache restored"
+fi
+
 if [ "$DRY" != 1 ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=$PATH:/usr/local/cuda/bin
 fi
@@ -171,8 +183,10 @@ build() {
     VPY=$(command -v "$PY")
   fi
   "$VPY" -c 'import torch, setuptools; print("venv python sees torch", torch.__version__)' || return 1
-  local with_cuda=${HORDE_WITH_CUDA:-ON} nccl=()
+  local with_cuda=${HORDE_WITH_CUDA:-ON} args
   [ "$DRY" = 1 ] && with_cuda=${HORDE_WITH_CUDA:-AUTO}
+  # Release: the objects ccache brings back are a fraction of RelWithDebInfo's.
+  args="-DCMAKE_BUILD_TYPE=Release -DHORDE_WITH_CUDA=$with_cuda -DMPI_CXX_COMPILER=$U/bin/mpicxx"
   # Build against the NCCL torch loads (pip's nvidia-nccl-*), not another one.
   local nccl_dir
   nccl_dir=$("$VPY" -c '
@@ -188,27 +202,26 @@ for d in m.__path__:
   if [ "$DRY" != 1 ] && [ -n "$nccl_dir" ]; then
     local lib
     lib=$(ls "$nccl_dir"/lib/libnccl.so "$nccl_dir"/lib/libnccl.so.[0-9]* 2>/dev/null | head -n 1)
-    [ -n "$lib" ] && nccl=(-DHORDE_NCCL_LIBRARY="$lib" -DHORDE_NCCL_INCLUDE_DIR="$nccl_dir/include")
+    [ -n "$lib" ] && args="$args -DHORDE_NCCL_LIBRARY=$lib -DHORDE_NCCL_INCLUDE_DIR=$nccl_dir/include"
   fi
-  echo "gpu_test: HORDE_WITH_CUDA=$with_cuda NCCL: ${nccl[*]:-found by CMake}"
-  # setup.py passes no CMake options beyond its own: configure the build tree first, with
-  # the same arguments setup.py gives, and these cache entries stay for its run.
+  # docs/install.md's path for a torch from pip: pip install --no-build-isolation . in the
+  # environment that has torch, CMake options through HORDE_CMAKE_ARGS.
+  echo "gpu_test: HORDE_CMAKE_ARGS=$args"
   rm -rf "$HORDE_BUILD_DIR"
-  cmake -S "$ROOT" -B "$HORDE_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DHORDE_BUILD_TESTS=OFF -DPython3_EXECUTABLE="$VPY" \
-    -DCMAKE_PREFIX_PATH="$("$VPY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
-    -DHORDE_WITH_CUDA="$with_cuda" -DMPI_CXX_COMPILER="$U/bin/mpicxx" "${nccl[@]}" || return 1
-  grep -E '^(MPI_CXX_COMPILER|MPI_CXX_HEADER_DIR|MPI_mpi_LIBRARY|HORDE_NCCL_LIBRARY|HORDE_NCCL_INCLUDE_DIR|CMAKE_CUDA_COMPILER):' \
+  (cd "$ROOT" && HORDE_CMAKE_ARGS=$args "$VPY" -m pip install -v --no-build-isolation .) || return 1
+  grep -E '^(MPI_CXX_COMPILER|MPI_mpi_LIBRARY|HORDE_NCCL_LIBRARY|HORDE_NCCL_INCLUDE_DIR|CMAKE_CUDA_COMPILER|CMAKE_BUILD_TYPE|CMAKE_CXX_COMPILER_LAUNCHER):' \
     "$HORDE_BUILD_DIR/CMakeCache.txt"
-  (cd "$ROOT" && "$VPY" -m pip install -v --no-build-isolation --no-deps .) || return 1
-  cd /tmp && "$VPY" -c 'import horde.torch as hvd; print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())'
+  command -v ccache >/dev/null && ccache -s
+  cd /tmp || return 1
+  "$(dirname "$VPY")/horderun" --check-build || return 1
+  "$VPY" -c 'import horde.torch as hvd; print("nccl_built", bool(hvd.nccl_built()), "cuda_built", bool(hvd.cuda_built()))'
 }
 export -f build
 STATE=$(mktemp)
 export PY VENV DRY ROOT U STATE
 # The build function runs in a child bash (timeout needs a program); it writes the venv's
 # python to $STATE for the steps after it.
-run_logged build.log "${GPU_TEST_BUILD_LIMIT:-360}" bash -c 'build && echo "$VPY" >"$STATE"'
+run_logged build.log "${GPU_TEST_BUILD_LIMIT:-240}" bash -c 'build && echo "$VPY" >"$STATE"'
 rc=$?
 VPY=$(cat "$STATE")
 built=$(grep -E -o 'nccl_built (True|False) cuda_built (True|False)' "$LOGS/build.log" | tail -n 1)
@@ -218,7 +231,9 @@ if [ "$rc" -eq 0 ] && [ "$DRY" != 1 ] && [ "$built" != "nccl_built True cuda_bui
 fi
 record "build + install (HORDE_WITH_CUDA, mpicxx from the debs)" "$rc" "$built"
 
-# --- 4-6. the GPU tests and the benchmark ------------------------------------------------
+# --- 4-8. the GPU tests and the benchmarks ------------------------------------------------
+# wanted STEP: whether GPU_TEST_STEPS (default: all of them) names the step.
+wanted() { [[ " ${GPU_TEST_STEPS:-np1 np2 bandwidth training} " == *" $1 "* ]]; }
 if [ -n "$VPY" ]; then
   PYTEST=("$VPY" -m pytest tests/gpu -q -p no:cacheprovider -rfEs --color=no)
   "$VPY" -c 'import pytest_timeout' 2>/dev/null && PYTEST+=(--timeout=120)
@@ -231,29 +246,53 @@ if [ -n "$VPY" ]; then
     fi
     record "$1" "$rc" "$(pytest_line "$2")"
   }
-  echo "== GPU tests, 1 rank, NCCL"
-  run_logged gpu_np1.log 150 mpirun -np 1 "${PYTEST[@]}"
-  check_pytest "tests/gpu, mpirun -np 1 (NCCL)" gpu_np1.log $?
-
-  echo "== GPU tests, 2 ranks sharing GPU 0, HORDE_GPU_OPERATIONS=MPI"
-  run_logged gpu_np2_mpi.log 180 mpirun -np 2 --tag-output \
-    env HORDE_GPU_OPERATIONS=MPI "${PYTEST[@]}"
-  check_pytest "tests/gpu, HORDE_GPU_OPERATIONS=MPI mpirun -np 2 (host staging)" gpu_np2_mpi.log $?
-
+  if wanted np1; then
+    echo "== GPU tests, 1 rank, NCCL"
+    run_logged gpu_np1.log 100 mpirun -np 1 "${PYTEST[@]}"
+    check_pytest "tests/gpu, mpirun -np 1 (NCCL)" gpu_np1.log $?
+  fi
+  if wanted np2; then
+    echo "== GPU tests, 2 ranks sharing GPU 0, HORDE_GPU_OPERATIONS=MPI"
+    run_logged gpu_np2_mpi.log 130 mpirun -np 2 --tag-output \
+      env HORDE_GPU_OPERATIONS=MPI "${PYTEST[@]}"
+    check_pytest "tests/gpu, HORDE_GPU_OPERATIONS=MPI mpirun -np 2 (host staging)" gpu_np2_mpi.log $?
+  fi
   if [ "$DRY" = 1 ]; then
-    RESULTS+=("SKIP  bench/gpu_allreduce_bandwidth.py (dry run)")
+    RESULTS+=("SKIP  bench/gpu_allreduce_bandwidth.py, bench/gpu_training.py (dry run)")
   else
-    echo "== bench/gpu_allreduce_bandwidth.py, 1 rank"
-    run_logged bench.log 90 mpirun -np 1 "$VPY" bench/gpu_allreduce_bandwidth.py
-    record "bench/gpu_allreduce_bandwidth.py, mpirun -np 1" $? \
-      "$(grep -E -o '"allreduce_algbw_gbs": [0-9.]+' "$LOGS/bench.log" | tail -n 1)"
+    if wanted bandwidth; then
+      echo "== bench/gpu_allreduce_bandwidth.py, 1 rank (NCCL) and 2 ranks (host staging)"
+      run_logged bench_np1.log 60 mpirun -np 1 "$VPY" bench/gpu_allreduce_bandwidth.py
+      record "bench/gpu_allreduce_bandwidth.py, mpirun -np 1" $?
+      run_logged bench_np2_mpi.log 75 mpirun -np 2 env HORDE_GPU_OPERATIONS=MPI \
+        "$VPY" bench/gpu_allreduce_bandwidth.py --max-mib 64
+      record "bench/gpu_allreduce_bandwidth.py, HORDE_GPU_OPERATIONS=MPI mpirun -np 2" $?
+    fi
+    if wanted training; then
+      echo "== bench/gpu_training.py, ResNet-50, 1 rank"
+      run_logged training.log 120 mpirun -np 1 "$VPY" bench/gpu_training.py --model resnet50
+      record "bench/gpu_training.py (ResNet-50, 1 rank)" $? \
+        "$(grep -E -o 'overhead [0-9.-]+%' "$LOGS/training.log" | tail -n 1)"
+    fi
   fi
 else
-  RESULTS+=("SKIP  GPU tests and benchmark: no build")
+  RESULTS+=("SKIP  GPU tests and benchmarks: no build")
 fi
 
+# --- what comes back: the logs as one archive (the device tool brings back 8 files at
+# most), the summary, and the compiler cache in parts of at most 15 MiB ---------------------
+if [ -d "$CCACHE_DIR" ]; then
+  rm -f "$LOGS"/ccache.tar.*
+  tar -C "$CCACHE_DIR" -cf - . | split -b 15M - "$LOGS/ccache.tar."
+  parts=$(ls "$LOGS"/ccache.tar.* | wc -l)
+  if [ "$parts" -gt 4 ]; then
+    echo "gpu_test: the compiler cache is $parts parts of 15 MiB: not brought back"
+    rm -f "$LOGS"/ccache.tar.*
+  fi
+fi
 {
-  echo "== gpu_test summary ($SECONDS s; logs in $LOGS)"
+  echo "== gpu_test summary ($SECONDS s; logs in $LOGS/logs.tar.gz)"
   printf '%s\n' "${RESULTS[@]}"
 } | tee "$LOGS/summary.txt"
+(cd "$LOGS" && tar -czf logs.tar.gz ./*.log && rm -f ./*.log)
 exit "$FAILED"

@@ -1,0 +1,173 @@
+"""One training step on the GPU, plain against hvd.DistributedOptimizer, on one rank:
+
+    mpirun -np 1 python bench/gpu_training.py [--model resnet50|transformer]
+
+Synthetic data (random images, or random tokens for the 12-layer nn.TransformerEncoder of
+bench/training.py), SGD with momentum, the same model and batch for both contenders.
+Prints, as text and as JSON lines:
+
+- `step`: median time per step of each contender over interleaved timed batches (each
+  between cuda.synchronize() calls), and the overhead 1 - t_plain / t_horde;
+- `timeline`: where horde's part of the time goes, from a timeline of the horde steps
+  (horde.timeline's summary);
+- `cuda_calls`: the CUDA runtime calls of a few horde steps, from torch.profiler (all
+  threads, horde's background and finalizer threads included), and the NCCL kernels; a
+  device-wide synchronize (cudaDeviceSynchronize) on the hot path would show here;
+- `memory`: GPU memory (torch's allocated bytes and the device's free bytes) before and
+  after --leak-steps more horde steps.
+
+`--device cpu` runs the same (without the profiler's CUDA part), to check the script
+without a GPU.
+"""
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+
+import horde.torch as hvd
+from horde.timeline.summary import format_summary, summarize
+from synthetic_models import synthetic_data
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def make_model(args, device):
+    torch.manual_seed(0)
+    make, inputs, labels = synthetic_data(args)
+    return make().to(device), inputs.to(device), labels.to(device)
+
+
+def stepper(model, optimizer, inputs, labels):
+    def run(steps):
+        for _ in range(steps):
+            optimizer.zero_grad()
+            F.cross_entropy(model(inputs), labels).backward()
+            optimizer.step()
+    return run
+
+
+def interleaved(runners, steps, repetitions, device):
+    """Median seconds per step of each runner; the order alternates between repetitions."""
+    times = collections.defaultdict(list)
+    order = list(runners)
+    for _ in range(repetitions):
+        for name in order:
+            synchronize(device)
+            start = time.perf_counter()
+            runners[name](steps)
+            synchronize(device)
+            times[name].append((time.perf_counter() - start) / steps)
+        order.reverse()
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def cuda_calls(run, device):
+    """Counts of the CUDA runtime calls and NCCL kernels while run() executes."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        run()
+        synchronize(device)
+    counts = collections.Counter()
+    for event in prof.events():
+        if event.name.startswith("cuda") and event.name[4:5].isupper():
+            counts[event.name] += 1
+        elif "nccl" in event.name.lower():
+            counts["nccl kernels"] += 1
+    return dict(sorted(counts.items()))
+
+
+def memory(device):
+    if device.type != "cuda":
+        return {}
+    synchronize(device)
+    free, total = torch.cuda.mem_get_info(device)
+    return {"allocated_bytes": torch.cuda.memory_allocated(device), "device_free_bytes": free}
+
+
+def report(key, value):
+    print(json.dumps({key: value}), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="resnet50", help="a torchvision model, or transformer")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--image-size", type=int, default=224)
+    parser.add_argument("--sequence-length", type=int, default=128, help="transformer only")
+    parser.add_argument("--steps", type=int, default=10, help="per timed batch")
+    parser.add_argument("--repetitions", type=int, default=7)
+    parser.add_argument("--leak-steps", type=int, default=1000)
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    args = parser.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("no GPU visible: torch.cuda.is_available() is False")
+    hvd.init()
+    if args.device == "cuda":
+        torch.cuda.set_device(hvd.local_rank() % torch.cuda.device_count())
+        device = torch.device("cuda", torch.cuda.current_device())
+    else:
+        device = torch.device("cpu")
+
+    plain, inputs, labels = make_model(args, device)
+    plain_step = stepper(plain, torch.optim.SGD(plain.parameters(), lr=0.01, momentum=0.9),
+                         inputs, labels)
+    model, _, _ = make_model(args, device)
+    optimizer = hvd.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+        named_parameters=model.named_parameters())
+    horde_step = stepper(model, optimizer, inputs, labels)
+    plain_step(3)
+    horde_step(3)
+
+    step = interleaved({"plain": plain_step, "horde": horde_step}, args.steps,
+                       args.repetitions, device)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    step_row = {"device": name, "model": args.model, "batch_size": args.batch_size,
+                "ranks": hvd.size(), "plain_ms": step["plain"] * 1e3,
+                "horde_ms": step["horde"] * 1e3,
+                "overhead": 1 - step["plain"] / step["horde"]}
+    print(f"{name}, {args.model}, batch {args.batch_size}: plain {step_row['plain_ms']:.2f} ms, "
+          f"DistributedOptimizer {step_row['horde_ms']:.2f} ms per step, overhead "
+          f"{step_row['overhead'] * 100:.1f}%")
+    report("step", step_row)
+
+    timeline = os.path.join(tempfile.mkdtemp(prefix="horde-gpu-timeline-"), "rank{rank}.json")
+    hvd.start_timeline(timeline)
+    horde_step(args.steps)
+    synchronize(device)
+    hvd.stop_timeline()
+    if hvd.rank() == 0:
+        print(f"\ntimeline of {args.steps} horde steps:")
+        print(format_summary(summarize(timeline.format(rank=0))))
+
+    if device.type == "cuda":
+        calls = cuda_calls(lambda: horde_step(3), device)
+        print("\nCUDA runtime calls and NCCL kernels in 3 horde steps:")
+        for call, count in calls.items():
+            print(f"  {call:<40} {count}")
+        report("cuda_calls", calls)
+
+    before = memory(device)
+    start = time.perf_counter()
+    horde_step(args.leak_steps)
+    synchronize(device)
+    seconds = time.perf_counter() - start
+    after = memory(device)
+    print(f"\n{args.leak_steps} more horde steps in {seconds:.1f} s; memory before {before}, "
+          f"after {after}")
+    report("memory", {"steps": args.leak_steps, "before": before, "after": after})
+    hvd.shutdown()
+
+
+if __name__ == "__main__":
+    main()
