@@ -168,6 +168,43 @@ run_logged mpi.log 30 mpirun -np 2 hostname \
   && run_logged mpi.log 30 mpirun -np 2 "$HELLO/hello"
 record "MPI smoke test (mpirun, mpicxx)" $?
 
+# --- 2b. a compiler whose libstdc++ is shared -------------------------------------------
+# A GCC built with only a static libstdc++ (the GPU image's /opt/gcc was one) copies it
+# into every shared library; Python's process has already loaded the shared one, the two
+# copies' locale tables mix, and the first number formatted crashes. Probe a shared
+# library: if it does not need libstdc++.so.6, link against the one the machine runs
+# (an unversioned link to it in a folder of its own, searched before the compiler's).
+echo "== compiler"
+links_shared_libstdcxx() {  # CXX [LDFLAGS...]
+  local dir cxx=$1
+  shift
+  dir=$(mktemp -d)
+  printf '#include <sstream>\n#include <string>\nstd::string f(double d) { std::ostringstream o; o << d; return o.str(); }\n' >"$dir/p.cc"
+  "$cxx" -shared -fPIC -o "$dir/p.so" "$dir/p.cc" "$@" 2>>"$LOGS/env.log" \
+    && readelf -d "$dir/p.so" | grep -q 'NEEDED.*libstdc++\.so'
+}
+CXX_LINK_FLAGS=
+if ! links_shared_libstdcxx "$(command -v g++)"; then
+  system_lib=$(ldconfig -p | grep -E -o '/[^ ]*/libstdc\+\+\.so\.6$' | head -n 1)
+  mkdir -p /tmp/horde-libstdcxx && ln -sf "$system_lib" /tmp/horde-libstdcxx/libstdc++.so
+  if links_shared_libstdcxx "$(command -v g++)" -L/tmp/horde-libstdcxx; then
+    CXX_LINK_FLAGS=-L/tmp/horde-libstdcxx
+  fi
+  echo "gpu_test: $(command -v g++) links libstdc++ statically into shared libraries;" \
+    "linking against $system_lib instead: ${CXX_LINK_FLAGS:-FAILED}" | tee -a "$LOGS/env.log"
+  { g++ -v 2>&1 | tail -n 2; ls "$(dirname "$(command -v g++)")"/../lib*/libstdc++* 2>&1; } >>"$LOGS/env.log"
+  if [ -z "$CXX_LINK_FLAGS" ]; then  # else another compiler of the machine's
+    for cxx in /usr/bin/g++ /usr/bin/g++-13 /usr/bin/g++-14; do
+      if [ -x "$cxx" ] && links_shared_libstdcxx "$cxx"; then
+        export CXX=$cxx CUDAHOSTCXX=$cxx
+        echo "gpu_test: compiling with $cxx instead" | tee -a "$LOGS/env.log"
+        break
+      fi
+    done
+  fi
+fi
+export CXX_LINK_FLAGS
+
 # --- 3. build and install horde into a venv ------------------------------------------------
 echo "== build"
 build() {
@@ -187,6 +224,9 @@ build() {
   [ "$DRY" = 1 ] && with_cuda=${HORDE_WITH_CUDA:-AUTO}
   # Release: the objects ccache brings back are a fraction of RelWithDebInfo's.
   args="-DCMAKE_BUILD_TYPE=Release -DHORDE_WITH_CUDA=$with_cuda -DMPI_CXX_COMPILER=$U/bin/mpicxx"
+  [ -n "$CXX_LINK_FLAGS" ] && for kind in SHARED MODULE EXE; do
+    args="$args -DCMAKE_${kind}_LINKER_FLAGS=$CXX_LINK_FLAGS"
+  done
   # Build against the NCCL torch loads (pip's nvidia-nccl-*), not another one.
   local nccl_dir
   nccl_dir=$("$VPY" -c '
