@@ -168,40 +168,44 @@ run_logged mpi.log 30 mpirun -np 2 hostname \
   && run_logged mpi.log 30 mpirun -np 2 "$HELLO/hello"
 record "MPI smoke test (mpirun, mpicxx)" $?
 
-# --- 2b. a compiler whose libstdc++ is shared -------------------------------------------
-# A GCC built with only a static libstdc++ (the GPU image's /opt/gcc was one) copies it
-# into every shared library; Python's process has already loaded the shared one, the two
-# copies' locale tables mix, and the first number formatted crashes. Probe a shared
-# library: if it does not need libstdc++.so.6, link against the one the machine runs
-# (an unversioned link to it in a folder of its own, searched before the compiler's).
+# --- 2b. a compiler that links the machine's libstdc++ alone ------------------------------
+# The GPU image's /opt/gcc links shared libraries against a libstdc++.so that is a linker
+# script adding a static archive (as devtoolset compilers do): parts of libstdc++ (ostream's
+# number output among them) are copied into each library, their locale tables mix with
+# the shared libstdc++ torch has loaded, and hvd.init() crashed formatting a number. Probe
+# a shared library; if libstdc++'s own code was copied into it, link against the shared
+# library the machine runs (an unversioned link to it, in a folder searched first), or
+# else use another compiler of the machine's.
 echo "== compiler"
-links_shared_libstdcxx() {  # CXX [LDFLAGS...]
+copies_libstdcxx() {  # CXX [LDFLAGS...]: 0 if a shared library built so holds libstdc++ code
   local dir cxx=$1
   shift
   dir=$(mktemp -d)
   printf '#include <sstream>\n#include <string>\nstd::string f(double d) { std::ostringstream o; o << d; return o.str(); }\n' >"$dir/p.cc"
-  "$cxx" -shared -fPIC -o "$dir/p.so" "$dir/p.cc" "$@" 2>>"$LOGS/env.log" \
-    && readelf -d "$dir/p.so" | grep -q 'NEEDED.*libstdc++\.so'
+  "$cxx" -shared -fPIC -o "$dir/p.so" "$dir/p.cc" "$@" >>"$LOGS/env.log" 2>&1 || return 0
+  nm -D --defined-only "$dir/p.so" | grep -q -E ' _ZNSo9_M_insertIdEERSoT_$'
 }
 CXX_LINK_FLAGS=
-if ! links_shared_libstdcxx "$(command -v g++)"; then
+{
+  echo "g++: $(command -v g++); its libstdc++.so: $(g++ -print-file-name=libstdc++.so)"
+  file -L "$(g++ -print-file-name=libstdc++.so)" 2>&1
+  grep -a -m 3 -E 'INPUT|GROUP' "$(g++ -print-file-name=libstdc++.so)" 2>/dev/null
+} | tee -a "$LOGS/env.log"
+if copies_libstdcxx g++; then
   system_lib=$(ldconfig -p | grep -E -o '/[^ ]*/libstdc\+\+\.so\.6$' | head -n 1)
   mkdir -p /tmp/horde-libstdcxx && ln -sf "$system_lib" /tmp/horde-libstdcxx/libstdc++.so
-  if links_shared_libstdcxx "$(command -v g++)" -L/tmp/horde-libstdcxx; then
+  if ! copies_libstdcxx g++ -L/tmp/horde-libstdcxx; then
     CXX_LINK_FLAGS=-L/tmp/horde-libstdcxx
-  fi
-  echo "gpu_test: $(command -v g++) links libstdc++ statically into shared libraries;" \
-    "linking against $system_lib instead: ${CXX_LINK_FLAGS:-FAILED}" | tee -a "$LOGS/env.log"
-  { g++ -v 2>&1 | tail -n 2; ls "$(dirname "$(command -v g++)")"/../lib*/libstdc++* 2>&1; } >>"$LOGS/env.log"
-  if [ -z "$CXX_LINK_FLAGS" ]; then  # else another compiler of the machine's
+  else
     for cxx in /usr/bin/g++ /usr/bin/g++-13 /usr/bin/g++-14; do
-      if [ -x "$cxx" ] && links_shared_libstdcxx "$cxx"; then
+      if [ -x "$cxx" ] && ! copies_libstdcxx "$cxx"; then
         export CXX=$cxx CUDAHOSTCXX=$cxx
-        echo "gpu_test: compiling with $cxx instead" | tee -a "$LOGS/env.log"
         break
       fi
     done
   fi
+  echo "gpu_test: g++ copies libstdc++ code into shared libraries; now: link flags" \
+    "'$CXX_LINK_FLAGS' ($system_lib), compiler ${CXX:-g++}" | tee -a "$LOGS/env.log"
 fi
 export CXX_LINK_FLAGS
 
@@ -270,6 +274,15 @@ if [ "$rc" -eq 0 ] && [ "$DRY" != 1 ] && [ "$built" != "nccl_built True cuda_bui
   rc=1
 fi
 record "build + install (HORDE_WITH_CUDA, mpicxx from the debs)" "$rc" "$built"
+# hvd.init() once before the suites: if it fails, they would all fail the same way.
+if [ -n "$VPY" ] && ! run_logged build.log 60 mpirun -np 1 "$VPY" -c \
+    'import horde.torch as hvd; hvd.init(); print("hvd.init() on", hvd.size(), "rank")'; then
+  for lib in "$("$VPY" -c 'import horde, os; print(os.path.dirname(horde.__file__))')"/torch/libhorde_*.so; do
+    echo "$lib: $(nm -D --defined-only "$lib" | grep -c ' _ZNS[to]') std symbols defined"
+  done 2>&1 | tee -a "$LOGS/build.log"
+  record "hvd.init() on 1 rank" 1
+  VPY=
+fi
 
 # --- 4-8. the GPU tests and the benchmarks ------------------------------------------------
 # wanted STEP: whether GPU_TEST_STEPS (default: all of them) names the step.
