@@ -185,30 +185,25 @@ copies_libstdcxx() {  # CXX [LDFLAGS...]: 0 if a shared library built so holds l
   "$cxx" -shared -fPIC -o "$dir/p.so" "$dir/p.cc" "$@" >>"$LOGS/env.log" 2>&1 || return 0
   nm -D --defined-only "$dir/p.so" | grep -q -E ' _ZNSo9_M_insertIdEERSoT_$'
 }
-CXX_LINK_FLAGS=
-# The compiler CMake takes: $CXX (the GPU image sets it to /opt/gcc's), else g++.
+# The compiler CMake takes: $CXX (the GPU image sets it to /opt/gcc's g++, which has no
+# libstdc++.so), else g++.
 cxx=${CXX:-$(command -v g++)}
-{
-  echo "C++ compiler: $cxx; its libstdc++.so: $("$cxx" -print-file-name=libstdc++.so)"
-  file -L "$("$cxx" -print-file-name=libstdc++.so)" 2>&1
-} | tee -a "$LOGS/env.log"
-if copies_libstdcxx "$cxx"; then
-  system_lib=$(ldconfig -p | grep -E -o '/[^ ]*/libstdc\+\+\.so\.6$' | head -n 1)
-  mkdir -p /tmp/horde-libstdcxx && ln -sf "$system_lib" /tmp/horde-libstdcxx/libstdc++.so
-  if ! copies_libstdcxx "$cxx" -L/tmp/horde-libstdcxx; then
-    CXX_LINK_FLAGS=-L/tmp/horde-libstdcxx
-  else
-    for other in "$(command -v g++)" /usr/bin/g++ /usr/bin/g++-13 /usr/bin/g++-14; do
-      if [ -x "$other" ] && ! copies_libstdcxx "$other"; then
-        export CXX=$other CUDAHOSTCXX=$other
-        break
-      fi
-    done
-  fi
-  echo "gpu_test: $cxx copies libstdc++ code into shared libraries; now: link flags" \
-    "'$CXX_LINK_FLAGS' ($system_lib), compiler ${CXX:-g++}" | tee -a "$LOGS/env.log"
+links_shared_libstdcxx() {  # CXX
+  local lib
+  lib=$("$1" -print-file-name=libstdc++.so)
+  echo "$1: libstdc++.so is $(file -L "$lib" 2>&1)" >>"$LOGS/env.log"
+  [ -f "$lib" ] && file -L "$lib" | grep -q 'shared object' && ! copies_libstdcxx "$1"
+}
+if ! links_shared_libstdcxx "$cxx"; then
+  for other in "$(command -v g++)" /usr/bin/g++ /usr/bin/g++-13 /usr/bin/g++-14; do
+    if [ -x "$other" ] && links_shared_libstdcxx "$other"; then
+      export CXX=$other CUDAHOSTCXX=$other
+      break
+    fi
+  done
+  echo "gpu_test: $cxx would copy libstdc++ into horde's libraries; compiling with ${CXX:-none}" \
+    | tee -a "$LOGS/env.log"
 fi
-export CXX_LINK_FLAGS
 
 # --- 3. build and install horde into a venv ------------------------------------------------
 echo "== build"
@@ -229,9 +224,10 @@ build() {
   [ "$DRY" = 1 ] && with_cuda=${HORDE_WITH_CUDA:-AUTO}
   # Release: the objects ccache brings back are a fraction of RelWithDebInfo's.
   args="-DCMAKE_BUILD_TYPE=Release -DHORDE_WITH_CUDA=$with_cuda -DMPI_CXX_COMPILER=$U/bin/mpicxx"
-  [ -n "$CXX_LINK_FLAGS" ] && for kind in SHARED MODULE EXE; do
-    args="$args -DCMAKE_${kind}_LINKER_FLAGS=$CXX_LINK_FLAGS"
-  done
+  # The GPU found's architecture only: one nvcc pass instead of three.
+  local arch
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d .)
+  [ -n "$arch" ] && args="$args -DHORDE_CUDA_ARCHITECTURES=$arch"
   # Build against the NCCL torch loads (pip's nvidia-nccl-*), not another one.
   local nccl_dir
   nccl_dir=$("$VPY" -c '
@@ -310,7 +306,8 @@ if [ -n "$VPY" ]; then
   else
     if wanted training; then
       echo "== bench/gpu_training.py, ResNet-50, 1 rank"
-      run_logged training.log 90 mpirun -np 1 "$VPY" bench/gpu_training.py --model resnet50
+      run_logged training.log 90 mpirun -np 1 "$VPY" bench/gpu_training.py --model resnet50 \
+        --batch-size 16 --repetitions 5 --steps 5
       record "bench/gpu_training.py (ResNet-50, 1 rank)" $? \
         "$(grep -E -o 'overhead [0-9.-]+%' "$LOGS/training.log" | tail -n 1)"
     fi
