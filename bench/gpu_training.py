@@ -10,9 +10,10 @@ Prints, as text and as JSON lines:
   between cuda.synchronize() calls), and the overhead 1 - t_plain / t_horde;
 - `timeline`: where horde's part of the time goes, from a timeline of the horde steps
   (horde.timeline's summary);
-- `cuda_calls`: the CUDA runtime calls of a few horde steps, from torch.profiler (all
-  threads, horde's background and finalizer threads included), and the NCCL kernels; a
-  device-wide synchronize (cudaDeviceSynchronize) on the hot path would show here;
+- `cuda_calls`: the CUDA runtime calls of three steps of each contender, from
+  torch.profiler (all threads, horde's background and finalizer threads included), and
+  the NCCL kernels; a device-wide synchronize (cudaDeviceSynchronize) on the hot path
+  would show here beyond the profiler's own one;
 - `memory`: GPU memory (torch's allocated bytes and the device's free bytes) before and
   after --leak-steps more horde steps.
 
@@ -71,19 +72,19 @@ def interleaved(runners, steps, repetitions, device):
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def cuda_calls(run, device):
-    """Counts of the CUDA runtime calls and NCCL kernels while run() executes."""
+def cuda_calls(run):
+    """Counts of the CUDA runtime calls and NCCL kernels while run() executes (torch.profiler
+    synchronizes the device once as it stops: one cudaDeviceSynchronize is its own)."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         run()
-        synchronize(device)
     counts = collections.Counter()
     for event in prof.events():
         if event.name.startswith("cuda") and event.name[4:5].isupper():
             counts[event.name] += 1
         elif "nccl" in event.name.lower():
             counts["nccl kernels"] += 1
-    return dict(sorted(counts.items()))
+    return counts
 
 
 def memory(device):
@@ -151,11 +152,12 @@ def main():
         print(format_summary(summarize(timeline.format(rank=0))))
 
     if device.type == "cuda":
-        calls = cuda_calls(lambda: horde_step(3), device)
-        print("\nCUDA runtime calls and NCCL kernels in 3 horde steps:")
-        for call, count in calls.items():
-            print(f"  {call:<40} {count}")
-        report("cuda_calls", calls)
+        calls = {"plain": cuda_calls(lambda: plain_step(3)),
+                 "horde": cuda_calls(lambda: horde_step(3))}
+        print("\nCUDA runtime calls and NCCL kernels in 3 steps:        plain    horde")
+        for call in sorted(set(calls["plain"]) | set(calls["horde"])):
+            print(f"  {call:<48} {calls['plain'][call]:>7} {calls['horde'][call]:>8}")
+        report("cuda_calls", {k: dict(v) for k, v in calls.items()})
 
     before = memory(device)
     start = time.perf_counter()

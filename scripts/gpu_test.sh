@@ -168,41 +168,25 @@ run_logged mpi.log 30 mpirun -np 2 hostname \
   && run_logged mpi.log 30 mpirun -np 2 "$HELLO/hello"
 record "MPI smoke test (mpirun, mpicxx)" $?
 
-# --- 2b. a compiler that links the machine's libstdc++ alone ------------------------------
-# The GPU image's /opt/gcc links shared libraries against a libstdc++.so that is a linker
-# script adding a static archive (as devtoolset compilers do): parts of libstdc++ (ostream's
-# number output among them) are copied into each library, their locale tables mix with
-# the shared libstdc++ torch has loaded, and hvd.init() crashed formatting a number. Probe
-# a shared library; if libstdc++'s own code was copied into it, link against the shared
-# library the machine runs (an unversioned link to it, in a folder searched first), or
-# else use another compiler of the machine's.
+# --- 2b. a compiler with a shared libstdc++ ----------------------------------------------
+# The GPU image sets CXX to /opt/gcc's g++, which has no libstdc++.so: it copies libstdc++
+# into horde's libraries, and hvd.init() crashed beside torch's libstdc++. CMake refuses
+# such a compiler (cmake/libstdcxx.cmake); take the machine's g++ instead.
 echo "== compiler"
-copies_libstdcxx() {  # CXX [LDFLAGS...]: 0 if a shared library built so holds libstdc++ code
-  local dir cxx=$1
-  shift
-  dir=$(mktemp -d)
-  printf '#include <sstream>\n#include <string>\nstd::string f(double d) { std::ostringstream o; o << d; return o.str(); }\n' >"$dir/p.cc"
-  "$cxx" -shared -fPIC -o "$dir/p.so" "$dir/p.cc" "$@" >>"$LOGS/env.log" 2>&1 || return 0
-  nm -D --defined-only "$dir/p.so" | grep -q -E ' _ZNSo9_M_insertIdEERSoT_$'
-}
-# The compiler CMake takes: $CXX (the GPU image sets it to /opt/gcc's g++, which has no
-# libstdc++.so), else g++.
-cxx=${CXX:-$(command -v g++)}
-links_shared_libstdcxx() {  # CXX
+has_shared_libstdcxx() {  # CXX: the same rule as cmake/libstdcxx.cmake
   local lib
-  lib=$("$1" -print-file-name=libstdc++.so)
-  echo "$1: libstdc++.so is $(file -L "$lib" 2>&1)" >>"$LOGS/env.log"
-  [ -f "$lib" ] && file -L "$lib" | grep -q 'shared object' && ! copies_libstdcxx "$1"
+  lib=$("$1" -print-file-name=libstdc++.so 2>/dev/null)
+  echo "$1: libstdc++.so: $lib" | tee -a "$LOGS/env.log"
+  [[ "$lib" == /* ]] && [ -e "$lib" ]
 }
-if ! links_shared_libstdcxx "$cxx"; then
+if ! has_shared_libstdcxx "${CXX:-g++}"; then
   for other in "$(command -v g++)" /usr/bin/g++ /usr/bin/g++-13 /usr/bin/g++-14; do
-    if [ -x "$other" ] && links_shared_libstdcxx "$other"; then
+    if [ -x "$other" ] && has_shared_libstdcxx "$other"; then
       export CXX=$other CUDAHOSTCXX=$other
       break
     fi
   done
-  echo "gpu_test: $cxx would copy libstdc++ into horde's libraries; compiling with ${CXX:-none}" \
-    | tee -a "$LOGS/env.log"
+  echo "gpu_test: compiling with ${CXX:-none}" | tee -a "$LOGS/env.log"
 fi
 
 # --- 3. build and install horde into a venv ------------------------------------------------

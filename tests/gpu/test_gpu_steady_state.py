@@ -2,7 +2,8 @@
 torch's allocated GPU memory where it was and the device's free memory within a few MiB
 (horde's fusion buffer and identity buffers come from the stream-ordered pool), and no
 step makes a device-wide synchronize: torch.profiler sees every thread's CUDA runtime
-calls, horde's background and finalizer threads included."""
+calls, horde's background and finalizer threads included (the profiler's own
+synchronize as it stops is the one it sees)."""
 
 import os
 
@@ -42,17 +43,25 @@ def test_a_thousand_steps_leave_gpu_memory_where_it_was(hvd, device):
     assert free - free_after < 16 << 20, (free, free_after)
 
 
-def test_no_device_wide_synchronize_in_a_training_step(hvd, device):
+def device_synchronizes(run):
+    """cudaDeviceSynchronize calls on any thread while run() executes, and every event name."""
     from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        run()
+    names = [event.name for event in prof.events()]
+    return names.count("cudaDeviceSynchronize"), names
+
+
+def test_no_device_wide_synchronize_in_a_training_step(hvd, device):
     step = mlp_step(hvd, device, "nosync")
     step(5)
     torch.cuda.synchronize(device)
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step(10)
-    torch.cuda.synchronize(device)
-    names = [event.name for event in prof.events()]
-    assert "cudaDeviceSynchronize" not in names
-    # With NCCL the profiler must have seen horde's GPU work, so the absence above means
-    # something (host staging runs no kernels of its own; it waits on horde's stream).
+    few, _ = device_synchronizes(lambda: step(2))
+    many, names = device_synchronizes(lambda: step(10))
+    # The profiler synchronizes the device once itself as it stops (seen on an H200 with
+    # torch 2.11); one per step would add eight.
+    assert many == few <= 1, (few, many)
+    # With NCCL the profiler must have seen horde's GPU work, so the count means something
+    # (host staging runs no kernels of its own; it waits on horde's stream).
     if os.environ.get("HORDE_GPU_OPERATIONS", "NCCL").upper() != "MPI":
         assert any("nccl" in name.lower() for name in names), sorted(set(names))
