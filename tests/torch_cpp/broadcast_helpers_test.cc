@@ -10,8 +10,8 @@ namespace {
 using horde_test::SameOnAllRanks;
 namespace ht = horde::torch;
 
-struct NetImpl : torch::nn::Module {
-  NetImpl() {
+struct NormNetImpl : torch::nn::Module {
+  NormNetImpl() {
     fc = register_module("fc", torch::nn::Linear(3, 4));
     norm = register_module("norm", torch::nn::BatchNorm1d(4));
   }
@@ -19,12 +19,12 @@ struct NetImpl : torch::nn::Module {
   torch::nn::Linear fc{nullptr};
   torch::nn::BatchNorm1d norm{nullptr};
 };
-TORCH_MODULE(Net);
+TORCH_MODULE(NormNet);
 
 // A model whose weights and batch-norm statistics depend on `seed`.
-Net MakeNet(int seed) {
+NormNet MakeNormNet(int seed) {
   torch::manual_seed(seed);
-  Net net;
+  NormNet net;
   net->forward(torch::randn({8, 3}));  // updates the running statistics
   return net;
 }
@@ -43,9 +43,9 @@ bool SameState(const torch::nn::Module& a, const torch::nn::Module& b) {
 
 TEST(BroadcastParameters, ModuleParametersAndBuffersBecomeTheRoots) {
   const int root = horde::size() - 1;
-  Net net = MakeNet(100 + horde::rank());
+  NormNet net = MakeNormNet(100 + horde::rank());
   ht::broadcast_parameters(net, root);
-  EXPECT_TRUE(SameState(*net, *MakeNet(100 + root)));
+  EXPECT_TRUE(SameState(*net, *MakeNormNet(100 + root)));
 }
 
 TEST(BroadcastParameters, NamedTensorsIncludingNonContiguousOnes) {
@@ -60,14 +60,14 @@ TEST(BroadcastParameters, NamedTensorsIncludingNonContiguousOnes) {
 }
 
 // One step of `optimizer` on the same data on every rank.
-void Step(Net& net, torch::optim::Optimizer& optimizer, int seed) {
+void Step(NormNet& net, torch::optim::Optimizer& optimizer, int seed) {
   torch::manual_seed(seed);
   optimizer.zero_grad();
   net->forward(torch::randn({8, 3})).backward();
   optimizer.step();
 }
 
-bool ParametersSameOnAllRanks(const Net& net) {
+bool ParametersSameOnAllRanks(const NormNet& net) {
   for (const auto& p : net->parameters()) {
     if (!SameOnAllRanks(p)) return false;
   }
@@ -75,7 +75,7 @@ bool ParametersSameOnAllRanks(const Net& net) {
 }
 
 TEST(BroadcastOptimizerState, AdamMomentsStepCountsAndOptionsBecomeTheRoots) {
-  Net net = MakeNet(7);
+  NormNet net = MakeNormNet(7);
   // Only the root has trained (as if it alone loaded a checkpoint), with other options.
   const double lr = horde::rank() == 0 ? 0.05 : 0.001;
   torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(lr));
@@ -92,7 +92,7 @@ TEST(BroadcastOptimizerState, AdamMomentsStepCountsAndOptionsBecomeTheRoots) {
 }
 
 TEST(BroadcastOptimizerState, AnOptimizerThatHasNotSteppedClearsTheOthers) {
-  Net net = MakeNet(8);
+  NormNet net = MakeNormNet(8);
   torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
   if (horde::rank() != 0) Step(net, sgd, 30 + horde::rank());  // stale momentum elsewhere
   ht::broadcast_parameters(net, 0);
