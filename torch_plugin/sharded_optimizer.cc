@@ -2,11 +2,13 @@
 
 #include <torch/optim/lbfgs.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "horde/basics.h"
 #include "horde/error.h"
 #include "torch_plugin/parameter_shards.h"
+#include "torch_plugin/sharded_state.h"
 #include "torch_plugin/trainable_parameters.h"
 
 namespace horde {
@@ -32,7 +34,7 @@ void DropOrZero(at::Tensor& tensor, bool set_to_none) {
 ShardedOptimizer::ShardedOptimizer(::torch::optim::Optimizer& optimizer,
                                    const NamedParameters& named_parameters,
                                    const ShardedOptimizerOptions& options)
-    : optimizer_(optimizer) {
+    : optimizer_(optimizer), process_set_(options.process_set) {
   if (!is_initialized()) {
     throw InvalidArgument("horde has not been initialized; call horde::init() first");
   }
@@ -56,9 +58,8 @@ ShardedOptimizer::ShardedOptimizer(::torch::optim::Optimizer& optimizer,
                           std::to_string(set.id()));
   }
   std::vector<std::string> names;
-  std::vector<int> groups;
   torch_ops::TrainableParameters(optimizer, named_parameters, "ShardedOptimizer", &params_, &names,
-                                 &groups);
+                                 &groups_);
   if (params_.empty()) throw InvalidArgument("the optimizer has no trainable parameters");
   torch_ops::ParameterShardsOptions shard_options;
   shard_options.stage = options.stage;
@@ -69,7 +70,7 @@ ShardedOptimizer::ShardedOptimizer(::torch::optim::Optimizer& optimizer,
       1, static_cast<int64_t>(options.bucket_cap_mb * (1 << 20)));
   shard_options.fp16 = options.compression == Compression::kFp16;
   shard_options.name = "sharded." + names[0];
-  shards_ = std::make_unique<torch_ops::ParameterShards>(params_, groups, names, shard_options);
+  shards_ = std::make_unique<torch_ops::ParameterShards>(params_, groups_, names, shard_options);
   // From now on the optimizer steps the slices, each group its buckets'.
   for (auto& group : optimizer.param_groups()) group.params().clear();
   for (size_t b = 0; b < shards_->shards().size(); ++b) {
@@ -105,6 +106,20 @@ void ShardedOptimizer::zero_grad(bool set_to_none) {
   }
   for (at::Tensor& param : params_) DropOrZero(param, set_to_none);
   for (at::Tensor shard : shards_->shards()) DropOrZero(shard, true);
+  reduced_ = false;
+}
+
+void ShardedOptimizer::consolidate_state_dict(::torch::optim::Optimizer& whole, int root_rank) {
+  const std::vector<int> ranks = process_set_.ranks();
+  if (std::find(ranks.begin(), ranks.end(), root_rank) == ranks.end()) {
+    throw InvalidArgument("root_rank " + std::to_string(root_rank) + " is not in process set " +
+                          std::to_string(process_set_.id()));
+  }
+  torch_ops::GatherWholeState(*shards_, optimizer_, params_, groups_, whole, rank() == root_rank);
+}
+
+void ShardedOptimizer::load_state_dict(const ::torch::optim::Optimizer& whole) {
+  torch_ops::ShardWholeState(*shards_, whole, params_, groups_, optimizer_);
   reduced_ = false;
 }
 

@@ -66,11 +66,25 @@ class ShardedOptimizer {
   // Drops (or zeros, with set_to_none false) the parameters' and the slices' gradients.
   void zero_grad(bool set_to_none = true);
 
+  // Checkpoints in a plain optimizer's terms. `whole` is an optimizer of the wrapped one's
+  // type over the whole trainable parameters (the same shapes, order and groups: e.g. a
+  // torch::optim::Adam made over model->parameters()).
+  // consolidate_state_dict: collective over the process set; every rank passes a `whole`,
+  // and on `root_rank` (a job rank in the set) its state and its groups' options are
+  // replaced by the whole state: torch::save(whole, path) then writes a checkpoint that a
+  // plain optimizer, or load_state_dict on any number of ranks, takes.
+  void consolidate_state_dict(::torch::optim::Optimizer& whole, int root_rank = 0);
+  // Local: this rank's slices of `whole`'s state (e.g. loaded with torch::load from a
+  // checkpoint made on another number of ranks), and its groups' options.
+  void load_state_dict(const ::torch::optim::Optimizer& whole);
+
   ::torch::optim::Optimizer& optimizer() { return optimizer_; }
 
  private:
   ::torch::optim::Optimizer& optimizer_;
   std::vector<at::Tensor> params_;  // the trainable parameters, in the optimizer's order
+  std::vector<int> groups_;         // params_[i]'s parameter group
+  ProcessSet process_set_;
   std::unique_ptr<torch_ops::ParameterShards> shards_;
   bool reduced_ = false;  // since the last step()
 };
