@@ -27,6 +27,7 @@ import time
 import torch
 
 import horde.torch as hvd
+import gpu_device
 
 FUSED_PARTS = 16
 BATCHES = 5
@@ -100,17 +101,9 @@ def human(size_bytes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-mib", type=int, default=256)
-    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    gpu_device.add_device_option(parser)
     args = parser.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("no GPU visible: torch.cuda.is_available() is False")
-    hvd.init()
-    if args.device == "cuda":
-        torch.cuda.set_device(hvd.local_rank() % torch.cuda.device_count())
-        device = torch.device("cuda", torch.cuda.current_device())
-        name = torch.cuda.get_device_name()
-    else:
-        device, name = torch.device("cpu"), "cpu"
+    device, name = gpu_device.start(args.device)
     ranks = hvd.size()
     sizes = []
     size = 4

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 import horde.torch as hvd
+import gpu_device
 from horde.timeline.summary import format_summary, summarize
 from synthetic_models import synthetic_data
 
@@ -108,16 +109,9 @@ def main():
     parser.add_argument("--steps", type=int, default=10, help="per timed batch")
     parser.add_argument("--repetitions", type=int, default=7)
     parser.add_argument("--leak-steps", type=int, default=1000)
-    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    gpu_device.add_device_option(parser)
     args = parser.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("no GPU visible: torch.cuda.is_available() is False")
-    hvd.init()
-    if args.device == "cuda":
-        torch.cuda.set_device(hvd.local_rank() % torch.cuda.device_count())
-        device = torch.device("cuda", torch.cuda.current_device())
-    else:
-        device = torch.device("cpu")
+    device, name = gpu_device.start(args.device)
 
     plain, inputs, labels = make_model(args, device)
     plain_step = stepper(plain, torch.optim.SGD(plain.parameters(), lr=0.01, momentum=0.9),
@@ -132,7 +126,6 @@ def main():
 
     step = interleaved({"plain": plain_step, "horde": horde_step}, args.steps,
                        args.repetitions, device)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     step_row = {"device": name, "model": args.model, "batch_size": args.batch_size,
                 "ranks": hvd.size(), "plain_ms": step["plain"] * 1e3,
                 "horde_ms": step["horde"] * 1e3,
