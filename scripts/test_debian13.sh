@@ -12,7 +12,8 @@
 # Not here (Debian 12 only, scripts/test.sh): the other two-host network namespace tests
 # and scripts/hardening.sh. Needs root; scripts/test.sh runs it.
 #   scripts/test_debian13.sh            the lane
-#   scripts/test_debian13.sh --root     only makes (or checks) the root, runs nothing
+#   scripts/test_debian13.sh --prepare  makes (or checks) the root and builds there
+#                                       (scripts/install.sh with the C++ tests), tests nothing
 #   scripts/test_debian13.sh --inside   the suite itself (what runs in the root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,7 +80,11 @@ lane_setup debian13
 start=$SECONDS
 mapfile -t packages < <(scripts/install.sh --print-packages trixie)
 lane_root_ensure trixie "${packages[@]}"
-[ "${1:-}" != "--root" ] || exit 0
 lane_sync_checkout
+if [ "${1:-}" = "--prepare" ]; then
+  lane_run "HORDE_BUILD_TESTS=ON scripts/install.sh"
+  lane_log "Debian 13 lane prepared in $((SECONDS - start)) s"
+  exit 0
+fi
 lane_run "scripts/test_debian13.sh --inside"
 lane_log "Debian 13 lane passed in $((SECONDS - start)) s"

@@ -8,8 +8,9 @@
 # launched by horderun (its Hydra path) and the launcher's tests (horderun on Hydra).
 # Needs root; scripts/test.sh runs it.
 #   scripts/test_mpich.sh            the lane
-#   scripts/test_mpich.sh --root     only makes (or checks) the root, runs nothing
-#   scripts/test_mpich.sh --inside   the suite itself (what runs in the root)
+#   scripts/test_mpich.sh --prepare  makes (or checks) the root and builds there, tests nothing
+#   scripts/test_mpich.sh --inside   the suite itself (what runs in the root; with
+#                                    --build-only, its build alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +22,22 @@ PACKAGES=(
   openssh-client  # horderun checks other hosts with ssh, as Hydra reaches them
 )
 
+# Inside the root: builds horde with MPICH's compiler wrappers and installs it into .venv.
+build_with_mpich() {
+  ccache --zero-stats >/dev/null 2>&1 || true
+  [ -x .venv/bin/python ] || python3 -m venv --system-site-packages .venv
+  HORDE_CMAKE_ARGS="-DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich" \
+    HORDE_BUILD_JOBS="${HORDE_BUILD_JOBS:-2}" \
+    .venv/bin/pip install --no-build-isolation --no-deps -q .
+  ccache --print-stats 2>/dev/null | awk '$1 ~ /cache_hit$/ {hits += $2} $1 == "cache_miss" {misses = $2}
+    END {print "ccache: " hits + 0 " hits, " misses + 0 " misses"}' || true
+}
+
 if [ "${1:-}" = "--inside" ]; then
+  if [ "${2:-}" = "--build-only" ]; then
+    build_with_mpich
+    exit 0
+  fi
   start=$SECONDS
   step() { echo "== mpich: $* ($((SECONDS - start)) s)"; }
   step "$(. /etc/os-release && echo "$PRETTY_NAME"), $(python3 -c 'import sys, torch, pybind11; print(f"Python {sys.version.split()[0]}, PyTorch {torch.__version__}, pybind11 {pybind11.__version__}")'), MPICH $(mpichversion | sed -n 's/^MPICH Version:[[:space:]]*//p')"
@@ -30,13 +46,7 @@ if [ "${1:-}" = "--inside" ]; then
     exit 1
   fi
   step "build and install into .venv, with MPICH's compiler wrappers"
-  ccache --zero-stats >/dev/null 2>&1 || true
-  [ -x .venv/bin/python ] || python3 -m venv --system-site-packages .venv
-  HORDE_CMAKE_ARGS="-DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich" \
-    HORDE_BUILD_JOBS="${HORDE_BUILD_JOBS:-2}" \
-    .venv/bin/pip install --no-build-isolation --no-deps -q .
-  ccache --print-stats 2>/dev/null | awk '$1 ~ /cache_hit$/ {hits += $2} $1 == "cache_miss" {misses = $2}
-    END {print "ccache: " hits + 0 " hits, " misses + 0 " misses"}' || true
+  build_with_mpich
   libs=$(.venv/bin/python -c 'import horde.torch, os; print(os.path.dirname(horde.torch.__file__))')
   linked=$(ldd "$libs"/libhorde_mpi_ops.so | awk '/libmpi/ {print $1}' | paste -sd ' ')
   echo "libhorde_mpi_ops.so links: $linked"
@@ -62,7 +72,11 @@ fi
 lane_setup mpich
 start=$SECONDS
 lane_root_ensure bookworm "${PACKAGES[@]}"
-[ "${1:-}" != "--root" ] || exit 0
 lane_sync_checkout
+if [ "${1:-}" = "--prepare" ]; then
+  lane_run "scripts/test_mpich.sh --inside --build-only"
+  lane_log "MPICH lane prepared in $((SECONDS - start)) s"
+  exit 0
+fi
 lane_run "scripts/test_mpich.sh --inside"
 lane_log "MPICH lane passed in $((SECONDS - start)) s"
