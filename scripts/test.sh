@@ -26,11 +26,25 @@ end_leftovers() {
 stage "install: packages, build, the package into .venv (scripts/install.sh)"
 HORDE_BUILD_TESTS=ON scripts/install.sh
 
-# The lanes of the other stacks (at the end) are prepared meanwhile: their Debian roots
-# (debootstrap and apt) and their builds, under `timeout`, at idle priority (SCHED_IDLE,
-# idle I/O class): they get only what the Debian 12 stages leave of the 2 cores, most of
-# the job-starting tests' time, so no stage's timing waits on them. A failure here only
-# costs time: each lane tries again when its turn comes.
+# The test beds of network namespaces measure link rates (shaped to 1 Gbit/s and less)
+# and time recoveries: they run first, with nothing beside them.
+stage "launcher: a two-host job over ssh between two network namespaces"
+timeout 300 tests/launcher/multihost_netns_test.sh
+
+stage "topology: the link test bed (4 network-namespace hosts, per-pair link rates)"
+timeout 300 tests/launcher/link_testbed_test.sh
+stage "topology: allreduce and broadcast over spanning trees on measured, uneven links"
+timeout 600 tests/launcher/topology_netns_test.sh
+stage "topology: hosts behind switches (NICs, rack uplinks, two ranks a host)"
+timeout 400 tests/launcher/fabric_netns_test.sh
+stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
+timeout 600 tests/launcher/elastic_netns_test.sh
+
+# The lanes of the other stacks (at the end) are prepared from here on: their Debian
+# roots (debootstrap and apt) and their builds, under `timeout`, at idle priority
+# (SCHED_IDLE, idle I/O class): they get only what the Debian 12 stages leave of the 2
+# cores, most of the job-starting tests' time. A failure here only costs time: each lane
+# tries again when its turn comes.
 mkdir -p build/lanes
 chrt --idle 0 ionice -c 3 timeout 3600 bash -c \
   'scripts/test_debian13.sh --prepare && scripts/test_mpich.sh --prepare' \
@@ -84,20 +98,9 @@ timeout 900 .venv/bin/python -m pytest tests/docs -q -p no:cacheprovider --color
 
 stage "launcher: horderun on this machine"
 timeout 900 .venv/bin/python -m pytest tests/launcher -q -p no:cacheprovider --color=no
-stage "launcher: a two-host job over ssh between two network namespaces"
-timeout 300 tests/launcher/multihost_netns_test.sh
-
-stage "topology: the link test bed (4 network-namespace hosts, per-pair link rates)"
-timeout 300 tests/launcher/link_testbed_test.sh
-stage "topology: allreduce and broadcast over spanning trees on measured, uneven links"
-timeout 600 tests/launcher/topology_netns_test.sh
-stage "topology: hosts behind switches (NICs, rack uplinks, two ranks a host)"
-timeout 400 tests/launcher/fabric_netns_test.sh
 
 stage "elastic: horderun generations with real SIGKILLs, host updates and failure modes"
 timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --color=no
-stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
-timeout 600 tests/launcher/elastic_netns_test.sh
 
 end_leftovers
 stage "hardening: sanitizers and fuzzers (scripts/hardening.sh)"
