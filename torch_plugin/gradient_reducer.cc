@@ -319,9 +319,10 @@ void GradientReducer::NewStep() {
   failed_alike_ = false;
   backward_seen_ = false;
   for (Slot& slot : slots_) {
-    // A handle left here (its write-back never ran) is dropped with its operation.
-    if (slot.indices_handle >= 0) Release(std::exchange(slot.indices_handle, -1));
-    if (slot.values_handle >= 0) Release(std::exchange(slot.values_handle, -1));
+    // A handle left here (its write-back never ran: an abandoned step) is waited for,
+    // so the next step can reuse its name.
+    if (slot.indices_handle >= 0) WaitAndDiscard(std::exchange(slot.indices_handle, -1));
+    if (slot.values_handle >= 0) WaitAndDiscard(std::exchange(slot.values_handle, -1));
     slot.counted = false;
     slot.placeholder = false;
     slot.passes_left = options_.backward_passes_per_step;

@@ -22,8 +22,8 @@ void GradientReducer::WriteBackSparse(Slot& slot) {
   try {
     indices = torch_ops::Synchronize(std::exchange(slot.indices_handle, -1));
   } catch (...) {
-    // Released even when the indices failed, so no handle is left behind.
-    Release(values_handle);
+    // Waited for even when the indices failed: the next step reuses its name.
+    WaitAndDiscard(values_handle);
     throw;
   }
   at::Tensor values = torch_ops::Synchronize(values_handle);

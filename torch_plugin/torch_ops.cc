@@ -340,6 +340,11 @@ at::Tensor Synchronize(HandleId handle) { return WaitOperation(handle).outputs.a
 
 void Release(HandleId handle) { OperationTable::OfProcess().Release(handle); }
 
+void WaitAndDiscard(HandleId handle) {
+  Operation operation;
+  OperationTable::OfProcess().WaitAndTake(handle, &operation);
+}
+
 size_t OperationCount() { return OperationTable::OfProcess().size(); }
 
 }  // namespace torch_ops

@@ -129,6 +129,10 @@ at::Tensor Synchronize(HandleId handle);
 // Forgets a handle that will never be waited on (its owner was dropped), at once or
 // when its operation completes.
 void Release(HandleId handle);
+// Waits for the operation and drops its result and its error (one that another
+// operation of the same step reports): its name is free for the next step once this
+// returns, which Release does not promise.
+void WaitAndDiscard(HandleId handle);
 // Operations issued and not yet synchronized or released (for leak checks).
 size_t OperationCount();
 
