@@ -34,12 +34,7 @@ void ParameterGather::FinishThrough(size_t last) {
   }
   if (!failure_) return;
   // Nothing is written after a failure: wait for the rest, then throw.
-  for (; next_ < handles_.size(); ++next_) {
-    try {
-      Synchronize(handles_[next_]);
-    } catch (...) {
-    }
-  }
+  for (; next_ < handles_.size(); ++next_) WaitAndDiscard(handles_[next_]);
   std::rethrow_exception(failure_);
 }
 
