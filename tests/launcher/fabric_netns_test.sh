@@ -48,20 +48,23 @@ two_flows() {
     "$TESTBED_DIR/b" | awk '{ bytes += $1; if (NR == 1 || $2 < first) first = $2
       if ($3 > last) last = $3 } END { printf "%.3f", bytes * 8 / (last - first) / 1e9 }')"
 }
-# Together the flows ran at RATE, within 20% (each alone could run at the NIC's 1 Gbit/s).
-shared() {  # shared WHAT RATE A B TOGETHER
-  echo "  $1: $3 + $4 Gbit/s, together $5 (the limit: $2)"
-  awk -v t="$5" -v r="$2" 'BEGIN { exit !(t > 0.8 * r && t < 1.2 * r) }' ||
-    { echo "FAIL: $1 ran at $5 Gbit/s together, expected $2 shared"; exit 1; }
+# Together the flows ran at about LIMIT: at 1.2x it or more they would not share it (each
+# alone could run at the NIC's 1 Gbit/s, so unshared they reach about 2x); below 0.6x the
+# bed is broken. The loose lower bound is for busy machines: four Python flows, their ssh
+# and the kernel's shaping on a busy two-core machine measured 0.74-0.78x.
+shared() {  # shared WHAT LIMIT FROM1 TO1 FROM2 TO2
+  local what=$1 limit=$2 a b together
+  shift 2
+  read -r a b together <<<"$(two_flows "$@")"
+  echo "  $what: $a + $b Gbit/s, together $together (the limit: $limit)"
+  awk -v t="$together" -v r="$limit" 'BEGIN { exit !(t >= 0.6 * r && t < 1.2 * r) }' ||
+    { echo "FAIL: $what ran at $together Gbit/s together, expected $limit shared"; exit 1; }
 }
 if [ -n "${RATES:-}" ]; then
   grep -q '^racks 0 1 0 1$' "$TESTBED_MATRIX" || { cat "$TESTBED_MATRIX"; exit 1; }
   [ "$TESTBED_HOSTS" = host0,host2,host1,host3 ] || { echo "order: $TESTBED_HOSTS"; exit 1; }
-  # shellcheck disable=SC2046
-  shared "host0 and host2 into host1" 1 $(two_flows host0 host1 host2 host1)
-  # shellcheck disable=SC2046
-  shared "host0 -> host2 and host1 -> host3, over rack 0's uplink" 0.5 \
-    $(two_flows host0 host2 host1 host3)
+  shared "host0 and host2 into host1" 1 host0 host1 host2 host1
+  shared "host0 -> host2 and host1 -> host3, over rack 0's uplink" 0.5 host0 host2 host1 host3
 fi
 ranks=0
 for slot in ${TESTBED_SLOTS//,/ }; do ranks=$((ranks + ${slot##*:})); done
