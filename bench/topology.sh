@@ -23,14 +23,16 @@
 # as its lower bound for the bed's matrix (with a fabric: its NICs and uplinks; ranks of
 # one host reduce over memory, so the matrix is the hosts'); '-' where it is missing.
 #
-# Usage: bench/topology.sh [--quick] [--sizes MIB,...] [--results DIR] [--training]
-#                          [TOPOLOGY...]
+# Usage: bench/topology.sh [--quick] [--sizes MIB,...] [--repeat N] [--results DIR]
+#                          [--training] [TOPOLOGY...]
 #   TOPOLOGY: a name in bench/topologies/ or bench/fabrics/ (islands4, racks2x2), or a
 #     file; by default the link matrices homogeneous4 islands4 islands4_crossed slow_host4
 #     homogeneous6 islands6 fragmented6 and every fabric of bench/fabrics/
 #   --quick: 16 MiB only, and the 4-host link matrices and the fabrics (17 minutes on
 #     2 cores, 2026-11-28; the full run, four sizes and every topology, is longer)
 #   --sizes: the sizes in MiB (default 1,4,16,64)
+#   --repeat N: timed rounds per job, the best kept (default 3); more rounds narrow the
+#     spread between runs (about 10% with 3 here) for little time at one size
 #   --results DIR: keep each job's JSON and output there (TOPOLOGY.JOB.json, .log)
 #   --training: instead, training steps (bench/training.py --topology --quick: resnet18
 #     on 32x32 synthetic images, batch 4 per rank, so that on 2 cores shared by all the
@@ -48,12 +50,13 @@ horderun=$ROOT/.venv/bin/horderun
 planner=$ROOT/.venv/bin/horde-topology
 
 usage() {
-  echo "usage: bench/topology.sh [--quick] [--sizes MIB,...] [--results DIR] [--training]" \
-    "[TOPOLOGY...]" >&2
+  echo "usage: bench/topology.sh [--quick] [--sizes MIB,...] [--repeat N] [--results DIR]" \
+    "[--training] [TOPOLOGY...]" >&2
   exit 2
 }
 quick=0
 sizes=""
+repeat=3
 training=0
 keep=""
 topologies=()
@@ -62,6 +65,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --results) [ $# -ge 2 ] || usage; keep=$2; shift ;;
     --sizes) [ $# -ge 2 ] || usage; sizes=$2; shift ;;
+    --repeat) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; repeat=$2; shift ;;
     --training) training=1 ;;
     -*) usage ;;
     *) topologies+=("$1") ;;
@@ -145,7 +149,7 @@ for job in "${jobs[@]}"; do
   if ! HORDE_TOPOLOGY=$setting timeout 600 "$BENCH_HORDERUN" -np "$ranks" \
       -H "$TESTBED_SLOTS" "${ssh_args[@]}" --network-interface "$TESTBED_IFACE" "${mpi_args[@]}" \
       "$BENCH_PYTHON" bench/topology_allreduce.py --sizes-mib "$BENCH_SIZES" \
-      --json "$BENCH_OUT.$job.json" >"$BENCH_OUT.$job.log" 2>&1; then
+      --repeat "$BENCH_REPEAT" --json "$BENCH_OUT.$job.json" >"$BENCH_OUT.$job.log" 2>&1; then
     echo "the $job job failed or ran past 600 s:"
     cat "$BENCH_OUT.$job.log"
     code=1
@@ -187,7 +191,7 @@ for index in "${!topologies[@]}"; do
   echo "== $name: $matrix"
   start=$SECONDS
   if ! BENCH_HORDERUN=$horderun BENCH_PYTHON=$python BENCH_SIZES=$sizes \
-      BENCH_ALGORITHMS=$algorithms BENCH_OUT=$results/$name \
+      BENCH_REPEAT=$repeat BENCH_ALGORITHMS=$algorithms BENCH_OUT=$results/$name \
       "$(bed_of "$matrix")" "$matrix" -- bash "$results/jobs.sh"; then
     failed+=("$name")
   fi

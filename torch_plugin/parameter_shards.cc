@@ -72,15 +72,15 @@ ParameterShards::ParameterShards(std::vector<at::Tensor> params, std::vector<int
     tensors.push_back({p.numel(), groups[i], KindOf(p), static_cast<int64_t>(p.element_size())});
   }
   buckets_ = LayOutShards(tensors, ranks_, options_.bucket_cap_bytes);
+  storage_ = std::make_unique<ParameterStorage>(params_, buckets_, names_);
   at::NoGradGuard no_grad;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const int64_t size = buckets_[b].shard_numel;
-    at::Tensor flat = Flatten(b, [&](size_t i) { return params_[i].detach(); });
+    const at::Tensor& flat = storage_->bucket(b);
     shards_.push_back(flat.narrow(0, rank_ * size, size).clone().requires_grad_(true));
     shard_grads_.push_back(NewFlatTensor(size, flat.options()));
     if (options_.stage == 1) kept_buckets_.push_back(NewFlatTensor(flat.numel(), flat.options()));
   }
-  landings_.resize(buckets_.size());
   buckets_of_.resize(params_.size());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (const ShardBucket::Member& m : buckets_[b].members) buckets_of_[m.tensor].push_back(b);
@@ -127,17 +127,25 @@ void ParameterShards::Collect(size_t i) {
                     "ShardedOptimizer with overlap_allgather=False";
     }
     try {
-      FinishGatherThrough(last);  // its buckets may be where its gradient goes (stage 1)
+      FinishGatherThrough(last);  // the step goes on from written parameters
     } catch (...) {
       if (!submit_error_) submit_error_ = std::current_exception();
     }
   }
   const at::Tensor grad = params_[i].grad();
   const bool sparse = grad.defined() && grad.is_sparse();
+  const int64_t numel = storage_->numel(i);
   if (sparse && step_error_.empty()) {
     step_error_ = "parameter " + std::to_string(i) +
                   " has a sparse gradient, which sharding cannot split (use "
                   "nn.Embedding(sparse=False), or DistributedOptimizer)";
+  }
+  const bool usable = grad.defined() && !sparse && grad.numel() == numel;
+  if (grad.defined() && !sparse && !usable && step_error_.empty()) {
+    step_error_ = "parameter '" + names_[i] + "' has a gradient of " +
+                  std::to_string(grad.numel()) + " elements, not the " + std::to_string(numel) +
+                  " it had when the optimizer was made; make a new optimizer for a changed "
+                  "model";
   }
   for (size_t b : buckets_of_[i]) {
     BucketStep& step = step_[b];
@@ -145,7 +153,7 @@ void ParameterShards::Collect(size_t i) {
     for (const ShardBucket::Member& m : buckets_[b].members) {
       if (m.tensor != i) continue;
       at::Tensor piece = step.flat.narrow(0, m.offset, m.numel);
-      if (grad.defined() && !sparse) {
+      if (usable) {
         piece.copy_(Piece(grad, m.tensor_offset, m.numel));
       } else {
         piece.zero_();  // no gradient counts as zeros
@@ -158,21 +166,25 @@ void ParameterShards::Collect(size_t i) {
 }
 
 std::vector<at::Tensor> ParameterShards::HeldBuffers() const {
-  if (!kept_buckets_.empty()) return kept_buckets_;  // (the landings are these)
-  std::vector<at::Tensor> held;
-  for (const at::Tensor& landing : landings_) {
-    if (landing.defined()) held.push_back(landing);
-  }
-  return held;
+  return options_.stage == 1 ? kept_buckets_ : spare_buffers_;
 }
 
-at::Tensor ParameterShards::KeptBucket(size_t b) const {
-  return kept_buckets_.empty() ? at::Tensor() : kept_buckets_[b];
-}
-
-at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& options) const {
+at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& options) {
   const ShardBucket& bucket = buckets_[b];
-  at::Tensor flat = KeptBucket(b);
+  at::Tensor flat = options_.stage == 1 ? kept_buckets_[b] : at::Tensor();
+  if (!flat.defined()) {
+    for (size_t s = 0; s < step_.size(); ++s) {
+      if (step_[s].handle >= 0 && Poll(step_[s].handle)) FinishReduction(s);
+    }
+    for (auto spare = spare_buffers_.begin(); spare != spare_buffers_.end(); ++spare) {
+      if (spare->numel() >= bucket.numel && spare->dtype() == options.dtype() &&
+          spare->device() == options.device()) {
+        flat = spare->narrow(0, 0, bucket.numel);
+        spare_buffers_.erase(spare);
+        break;
+      }
+    }
+  }
   if (!flat.defined()) flat = NewFlatTensor(bucket.numel, options.requires_grad(false));
   // The members cover it, packed from the start: only the padding needs zeros.
   const ShardBucket::Member& last = bucket.members.back();
@@ -183,7 +195,10 @@ at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& op
 
 void ParameterShards::StartBucket(size_t b) {
   BucketStep& step = step_[b];
-  if (options_.fp16 && step.flat.is_floating_point()) step.flat = step.flat.to(at::kHalf);
+  if (options_.fp16 && step.flat.is_floating_point()) {
+    if (options_.stage == 2) spare_buffers_.push_back(step.flat);  // spent: copied
+    step.flat = step.flat.to(at::kHalf);
+  }
   try {
     // Into the shard's own gradient buffer, unless it travels as float16.
     const at::Tensor landing = step.flat.scalar_type() == shard_grads_[b].scalar_type()
@@ -212,19 +227,13 @@ at::Tensor ParameterShards::Flatten(size_t b,
   return flat;
 }
 
-void ParameterShards::RefreshShards() {
+std::string ParameterShards::RefreshShards() {
+  std::string error = storage_->Sync(params_);
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    const int64_t begin = rank_ * buckets_[b].shard_numel;
-    const int64_t end = begin + buckets_[b].shard_numel;
-    for (const ShardBucket::Member& m : buckets_[b].members) {
-      const int64_t from = std::max(begin, m.offset), to = std::min(end, m.offset + m.numel);
-      if (from >= to) continue;
-      shards_[b]
-          .detach()
-          .narrow(0, from - begin, to - from)
-          .copy_(Piece(params_[m.tensor].detach(), m.tensor_offset + from - m.offset, to - from));
-    }
+    const int64_t size = buckets_[b].shard_numel;
+    shards_[b].detach().copy_(storage_->bucket(b).narrow(0, rank_ * size, size));
   }
+  return error;
 }
 
 bool ParameterShards::HasPendingWork() {
@@ -238,41 +247,42 @@ bool ParameterShards::HasPendingWork() {
 void ParameterShards::ReduceGradients() {
   FinishGather();
   at::NoGradGuard no_grad;
-  RefreshShards();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < params_.size(); ++i) {
-      if (!collected_[i]) Collect(i);
-    }
+  const std::string refresh_error = RefreshShards();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!collected_[i]) Collect(i);
   }
   // Every bucket has started: wait for all (even after one failed) before anything throws,
   // so that nothing of this step is left in flight.
-  std::exception_ptr failure;
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    BucketStep& step = step_[b];
-    try {
-      if (step.handle >= 0) {  // (none when its start failed: submit_error_)
-        const at::Tensor reduced = Synchronize(step.handle);
-        shards_[b].mutable_grad() = reduced.to(shards_[b].scalar_type());
-        // Reduced: what it held is spent, and the allgather can land in it.
-        if (step.flat.scalar_type() == shards_[b].scalar_type()) landings_[b] = step.flat;
-      }
-    } catch (...) {
-      if (!failure) failure = std::current_exception();
-    }
-    step = BucketStep();
+    if (step_[b].handle >= 0) FinishReduction(b);  // (none when its start failed)
   }
-  std::string error;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    passes_left_.assign(params_.size(), options_.backward_passes_per_step);
-    collected_.assign(params_.size(), false);
-    std::swap(error, step_error_);
-    if (submit_error_) failure = submit_error_;  // the first failure
-    submit_error_ = nullptr;
-  }
+  step_.assign(buckets_.size(), BucketStep());
+  spare_buffers_.clear();  // stage 2: 1/N of the gradients between steps
+  passes_left_.assign(params_.size(), options_.backward_passes_per_step);
+  collected_.assign(params_.size(), false);
+  std::string error = refresh_error;
+  if (error.empty()) std::swap(error, step_error_);
+  step_error_.clear();
+  std::exception_ptr failure = submit_error_ ? submit_error_ : reduce_error_;  // the first
+  submit_error_ = reduce_error_ = nullptr;
   if (failure) std::rethrow_exception(failure);
   if (!error.empty()) throw InvalidArgument(error);
+}
+
+void ParameterShards::FinishReduction(size_t b) {
+  BucketStep& step = step_[b];
+  try {
+    const at::Tensor reduced = Synchronize(step.handle);
+    shards_[b].mutable_grad() = reduced.to(shards_[b].scalar_type());
+  } catch (...) {
+    if (!reduce_error_) reduce_error_ = std::current_exception();
+  }
+  step.handle = -1;
+  if (options_.stage == 2 && step.flat.scalar_type() == shards_[b].scalar_type()) {
+    spare_buffers_.push_back(step.flat);  // reduced into the shard's gradient: spent
+  }
+  step.flat = at::Tensor();
 }
 
 double ParameterShards::ClipGradNorm(double max_norm, double norm_type) {
@@ -310,10 +320,10 @@ void ParameterShards::StartGather() {
   for (size_t b = 0; b < buckets_.size(); ++b) {
     handles.push_back(AllgatherAsync(shards_[b].detach(),
                                      options_.name + ".params." + std::to_string(b),
-                                     options_.process_set, landings_[b]));
+                                     options_.process_set, storage_->bucket(b)));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  gather_ = std::make_unique<ParameterGather>(buckets_, params_, std::move(handles));
+  gather_ = std::make_unique<ParameterGather>(*storage_, params_, std::move(handles));
 }
 
 void ParameterShards::FinishGather(const std::vector<size_t>& params) {
@@ -344,7 +354,6 @@ void ParameterShards::FinishGatherThrough(size_t last) {
   }
   if (!failure && !gather_->done()) return;
   gather_.reset();
-  if (options_.stage == 2) landings_.assign(buckets_.size(), at::Tensor());  // 1/N between steps
   if (failure) std::rethrow_exception(failure);
 }
 

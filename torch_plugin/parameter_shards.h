@@ -15,6 +15,7 @@
 #include "horde/data_type.h"
 #include "torch_plugin/accumulated_hooks.h"
 #include "torch_plugin/parameter_gather.h"
+#include "torch_plugin/parameter_storage.h"
 
 namespace horde {
 namespace torch_ops {
@@ -34,16 +35,17 @@ struct ParameterShardsOptions {
 };
 
 // The sharded optimizer's core (ZeRO stages 1 and 2), one implementation for Python and
-// C++: the trainable parameters are laid out in flat buckets (core/shard_layout.h), and
-// this rank owns one equal slice of each, its shard, held as a flat tensor per bucket that
-// the wrapped optimizer steps (so its state is the shard's size). A step reduce-scatters
-// the gradients bucket by bucket into the shards' .grad, the optimizer updates the shards,
-// and an allgather of the shards writes every parameter back. A hook on each parameter's
+// C++: the trainable parameters live in flat buckets (core/shard_layout.h, and
+// ParameterStorage: each parameter's data is a view of its place in them), and this rank
+// owns one equal slice of each, its shard, held as a flat tensor per bucket that the
+// wrapped optimizer steps (so its state is the shard's size). A step reduce-scatters the
+// gradients bucket by bucket into the shards' .grad, the optimizer updates the shards, and
+// an allgather of the shards lands in the parameters' buckets. A hook on each parameter's
 // gradient accumulator copies the gradient into its buckets on the step's last backward
 // pass and starts a bucket's reduce-scatter once all its members are in, so the
-// reductions overlap the rest of backward (stage 2 drops the whole gradient right there). The same
-// bytes cross the network as one allreduce; a rank keeps 1/N of the optimizer state (and with stage
-// 2 of the gradients).
+// reductions overlap the rest of backward (stage 2 drops the whole gradient right there).
+// The same bytes cross the network as one allreduce; a rank keeps 1/N of the optimizer
+// state (and with stage 2 of the gradients).
 //
 // Collective: every rank of the process set calls each method in the same order.
 class ParameterShards {
@@ -102,18 +104,22 @@ class ParameterShards {
   std::vector<at::Tensor> HeldBuffers() const;
 
  private:
-  // Copies this rank's slice of the parameters into the shards.
-  void RefreshShards();
+  // Copies this rank's slice of the parameters into the shards. Returns what is wrong
+  // (a parameter whose shape changed), else "".
+  std::string RefreshShards();
+  // Waits for bucket b's reduce-scatter (started, not yet finished) and sets its shard's
+  // gradient; a failure is kept for ReduceGradients. Stage 2 keeps the bucket's spent
+  // buffer for a later bucket of the step. Under mu_, or once no hook can run.
+  void FinishReduction(size_t b);
   // The hook: on the step's last pass, Collect(i).
   void OnGradientAccumulated(size_t i);
   // Copies parameter i's gradient (if any) into its buckets and starts each bucket whose
   // members are all in. Under mu_.
   void Collect(size_t i);
   void StartBucket(size_t b);
-  // Bucket b's kept buffer (stage 1), else undefined.
-  at::Tensor KeptBucket(size_t b) const;
-  // The flat buffer bucket b's gradients are collected in: its kept one, else a new one.
-  at::Tensor GradientBucket(size_t b, const at::TensorOptions& options) const;
+  // The flat buffer bucket b's gradients are collected in: its kept one (stage 1), else
+  // the spent one of a bucket whose reduction is done, else a new one. Under mu_.
+  at::Tensor GradientBucket(size_t b, const at::TensorOptions& options);
   // FinishGather through bucket `last`. Under mu_.
   void FinishGatherThrough(size_t last);
   // The whole flat bucket `b` filled from per-parameter tensors of its members.
@@ -124,17 +130,17 @@ class ParameterShards {
   ParameterShardsOptions options_;
   int ranks_ = 1, rank_ = 0;
   std::vector<ShardBucket> buckets_;
+  std::unique_ptr<ParameterStorage> storage_;
   std::vector<at::Tensor> shards_;
   // Per bucket, where its reduce-scatter lands (the shard's gradient between steps).
   std::vector<at::Tensor> shard_grads_;
-  // Stage 1, per bucket: one whole-bucket buffer that takes the gradients, then the
-  // allgathered parameters, every step: no allocation per step (a fresh buffer's first
-  // touch costs more than the copies), for the memory of one more gradient. Stage 2
-  // allocates one per step and frees it after the allgather, to keep 1/N of the
-  // gradients between steps.
+  // Stage 1, per bucket: one whole-bucket buffer that takes the gradients every step: no
+  // allocation per step (a fresh buffer's first touch costs more than the copies), for
+  // the memory of one more gradient. Stage 2 frees them between steps, to keep 1/N of
+  // the gradients; within a step, a bucket whose reduction is done lends its buffer to
+  // a later one (spare_buffers_), so a step allocates about two buckets, not all.
   std::vector<at::Tensor> kept_buckets_;
-  // Per bucket, where the next allgather lands: the step's gradient bucket once reduced.
-  std::vector<at::Tensor> landings_;
+  std::vector<at::Tensor> spare_buffers_;
   std::vector<std::vector<size_t>> buckets_of_;  // per parameter: the buckets it lies in
   // This step's progress.
   struct BucketStep {
@@ -147,6 +153,7 @@ class ParameterShards {
   std::vector<bool> collected_;
   std::string step_error_;           // the first misuse seen by a hook, thrown by ReduceGradients
   std::exception_ptr submit_error_;  // the first reduce-scatter that could not start
+  std::exception_ptr reduce_error_;  // the first reduce-scatter that failed
   std::unique_ptr<ParameterGather> gather_;  // the step's allgathers until all are written
   std::mutex mu_;                            // hooks may run on autograd's device threads
   // Last, so that destruction removes the hooks before anything they use.

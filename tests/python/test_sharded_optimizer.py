@@ -120,6 +120,52 @@ def test_two_backward_passes_per_step_follow_distributed_optimizer():
             torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("stage", [1, 2])
+def test_parameters_given_new_data_or_not_contiguous_follow_distributed_optimizer(stage):
+    """The parameters live in the optimizer's flat buckets, where the allgather lands;
+    one that is not contiguous keeps its own memory and layout, and one given new data
+    (``p.data = ...``) is taken at the next step."""
+    make, clip = OPTIMIZERS["adam_decay_clip"]
+    ref_model, model = make_model(), make_model()
+    with torch.no_grad():
+        model[0].weight.data = model[0].weight.data.t().contiguous().t()  # column-major
+    assert not model[0].weight.is_contiguous()
+    ref = hvd.DistributedOptimizer(make(ref_model.parameters()),
+                                   named_parameters=ref_model.named_parameters())
+    sharded = hvd.ShardedOptimizer(make(model.parameters()),
+                                   named_parameters=model.named_parameters(), stage=stage,
+                                   bucket_cap_mb=TINY_BUCKETS_MB)
+    for step in range(20):
+        if step == 10:
+            for net in (ref_model, model):
+                net[2].bias.data = torch.full((3,), 0.25)
+                net[2].weight.data = net[2].weight.data.clone() * 0.5
+        reference_step(ref_model, ref, step, clip)
+        sharded_step(model, sharded, step, clip)
+        for (n, p), q in zip(ref_model.named_parameters(), model.parameters()):
+            torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7,
+                                       msg=lambda m: f"step {step}, {n}: {m}")
+    assert model[0].weight.stride() == (1, 11), "the column-major weight kept its layout"
+
+
+def test_a_parameter_given_another_shape_fails_the_step_and_the_next_collective_works():
+    model = make_model()
+    make, _ = OPTIMIZERS["sgd_momentum"]
+    sharded = hvd.ShardedOptimizer(make(model.parameters()),
+                                   named_parameters=model.named_parameters())
+    x, _ = my_batch(0)
+    model[2].bias.data = torch.zeros(1)  # broadcast over the 3 outputs: forward still works
+    model(x).sum().backward()
+    with pytest.raises(ValueError, match=r"parameter '2.bias' is now shaped \[1\], not \[3\]"):
+        sharded.step()
+    assert hvd.allreduce(torch.ones(3), op=hvd.Sum).tolist() == [hvd.size()] * 3
+    model[2].bias.data = torch.zeros(3)
+    sharded.zero_grad()
+    model(x).sum().backward()
+    sharded.step()
+    assert model[2].bias.abs().sum() > 0, "the step after the repair updates the bias"
+
+
 @pytest.mark.skipif(hvd.size() % 2 == 1, reason="splits the ranks into two halves")
 @pytest.mark.parametrize("stage", [1, 2])
 def test_on_a_process_set_it_follows_distributed_optimizer_on_that_set(process_set, stage):
