@@ -70,11 +70,16 @@ lane_setup() {
   trap 'exit 143' TERM
   trap 'exit 129' HUP
   mkdir -p "$LANE_DIR/ccache"
-  if ! command -v debootstrap >/dev/null; then
-    lane_log "installing debootstrap"
-    apt-get -o DPkg::Lock::Timeout=900 update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq debootstrap >/dev/null
-  fi
+  # One lane at a time (lanes may be prepared at once): apt's lists are not shared.
+  (
+    flock 9
+    if ! command -v debootstrap >/dev/null; then
+      lane_log "installing debootstrap"
+      apt-get -o DPkg::Lock::Timeout=900 update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+        debootstrap >/dev/null
+    fi
+  ) 9>/run/lock/horde-lane-debootstrap.lock
 }
 
 # lane_in ROOT COMMAND: COMMAND (bash) inside ROOT, in the lane's namespaces, as a job

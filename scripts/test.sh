@@ -26,6 +26,11 @@ end_leftovers() {
 stage "install: packages, build, the package into .venv (scripts/install.sh)"
 HORDE_BUILD_TESTS=ON scripts/install.sh
 
+# The soak compares its step times early and late: nothing may run beside it, as nothing
+# does yet.
+stage "hardening: the soak test (scripts/hardening.sh soak)"
+scripts/hardening.sh soak
+
 # The test beds of network namespaces measure link rates (shaped to 1 Gbit/s and less)
 # and time recoveries: they run first, with nothing beside them.
 stage "launcher: a two-host job over ssh between two network namespaces"
@@ -40,18 +45,32 @@ timeout 400 tests/launcher/fabric_netns_test.sh
 stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
 timeout 600 tests/launcher/elastic_netns_test.sh
 
-# The lanes of the other stacks (at the end) are prepared from here on: their Debian
-# roots (debootstrap and apt) and their builds, under `timeout`, at idle priority
-# (SCHED_IDLE, idle I/O class): they get only what the Debian 12 stages leave of the 2
-# cores, most of the job-starting tests' time. A failure here only costs time: each lane
+# The lanes of the other stacks (at the end) are prepared from here on, both at once:
+# their Debian roots (debootstrap and apt: mostly downloads and disk) and their builds,
+# under `timeout`, at idle priority (SCHED_IDLE, idle I/O class): they get only what the
+# stages leave of the 2 cores, most of the job-starting tests' time, and the MPICH
+# lane's what the Debian 13 lane leaves. A failure here only costs time: each lane
 # tries again when its turn comes.
 mkdir -p build/lanes
-chrt --idle 0 ionice -c 3 timeout 3600 bash -c \
-  'scripts/test_debian13.sh --prepare && scripts/test_mpich.sh --prepare' \
-  >build/lanes/prepare.log 2>&1 &
-prepare_pid=$!
-# A failed stage ends it too (timeout passes the signal on to its whole process group).
-trap 'kill -TERM "$prepare_pid" 2>/dev/null || true' EXIT
+prepare() {  # prepare LANE: scripts/test_LANE.sh --prepare in the background
+  chrt --idle 0 ionice -c 3 timeout 3600 "scripts/test_$1.sh" --prepare \
+    >"build/lanes/prepare_$1.log" 2>&1 &
+}
+prepare debian13
+debian13_prepared=$!
+prepare mpich
+mpich_prepared=$!
+# A failed stage ends them too (timeout passes the signal on to its whole process group).
+trap 'kill -TERM "$debian13_prepared" "$mpich_prepared" 2>/dev/null || true' EXIT
+# wait_prepared LANE PID: the lane's preparation ended (its log's tail if it failed).
+wait_prepared() {
+  stage "the $1 lane's preparation (build/lanes/prepare_$1.log): waiting for its end"
+  if ! wait "$2"; then
+    tail -n 40 "build/lanes/prepare_$1.log"
+    echo "preparing the $1 lane failed; the lane tries again"
+  fi
+  grep -E "^\[$1 " "build/lanes/prepare_$1.log" || true
+}
 
 stage "lint: clang-format, flake8, cppcheck (scripts/lint.sh)"
 scripts/lint.sh
@@ -105,23 +124,16 @@ timeout 600 .venv/bin/python -m pytest tests/elastic -q -p no:cacheprovider --co
 end_leftovers
 stage "hardening: sanitizers and fuzzers (scripts/hardening.sh)"
 scripts/hardening.sh asan tsan fuzz
-stage "the lanes' preparation (build/lanes/prepare.log): waiting for its end"
-if ! wait "$prepare_pid"; then
-  tail -n 40 build/lanes/prepare.log
-  echo "preparing the lanes failed (build/lanes/prepare.log); each lane tries again"
-fi
-trap - EXIT
-grep -E '^\[(debian13|mpich) ' build/lanes/prepare.log || true
-# The soak compares its step times early and late: nothing else may run beside it.
-stage "hardening: the soak test (scripts/hardening.sh soak)"
-scripts/hardening.sh soak
 
 # The other stacks, each in a Debian root of its own under build/lanes/ (made on the
 # first run, reused while its package list is unchanged; both need root and Debian's
 # mirror). The Debian 12 suite above has run first, so a failure there shows first.
 end_leftovers
+wait_prepared debian13 "$debian13_prepared"
 stage "Debian 13 lane: PyTorch 2.6, Open MPI 5, Python 3.13 (scripts/test_debian13.sh)"
 timeout --foreground 2700 scripts/test_debian13.sh
+wait_prepared mpich "$mpich_prepared"
+trap - EXIT
 stage "MPICH lane: MPICH 4.0 with PyTorch 1.13, jobs started by horderun (scripts/test_mpich.sh)"
 timeout --foreground 1800 scripts/test_mpich.sh
 
