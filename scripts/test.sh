@@ -45,20 +45,24 @@ timeout 400 tests/launcher/fabric_netns_test.sh
 stage "elastic: two hosts (network namespaces): one host's ranks killed, shrink, grow back"
 timeout 600 tests/launcher/elastic_netns_test.sh
 
-# The lanes of the other stacks (at the end) are prepared from here on, both at once:
-# their Debian roots (debootstrap and apt: mostly downloads and disk) and their builds,
-# under `timeout`, at idle priority (SCHED_IDLE, idle I/O class): they get only what the
-# stages leave of the 2 cores, most of the job-starting tests' time, and the MPICH
-# lane's what the Debian 13 lane leaves. A failure here only costs time: each lane
-# tries again when its turn comes.
+# The lanes of the other stacks (at the end) are prepared from here on: their Debian
+# roots (debootstrap and apt) and their builds, under `timeout`, at idle priority
+# (SCHED_IDLE, idle I/O class): they get only what the stages leave of the 2 cores,
+# most of the job-starting tests' time. The Debian 13 lane first, then the MPICH lane,
+# whose preparation goes on beside the Debian 13 lane (its tests leave CPU time too). A
+# failure here only costs time: each lane tries again when its turn comes.
 mkdir -p build/lanes
-prepare() {  # prepare LANE: scripts/test_LANE.sh --prepare in the background
-  chrt --idle 0 ionice -c 3 timeout 3600 "scripts/test_$1.sh" --prepare \
+prepare() {  # prepare LANE SECONDS [AFTER_PID]: scripts/test_LANE.sh --prepare in the
+  # background, once the process AFTER_PID (another preparation) has ended
+  # shellcheck disable=SC2016  # expanded by the inner shell
+  chrt --idle 0 ionice -c 3 timeout "$2" bash -c '
+    while [ -n "$2" ] && kill -0 "$2" 2>/dev/null; do sleep 5; done
+    exec "scripts/test_$1.sh" --prepare' prepare "$1" "${3:-}" \
     >"build/lanes/prepare_$1.log" 2>&1 &
 }
-prepare debian13
+prepare debian13 3600
 debian13_prepared=$!
-prepare mpich
+prepare mpich 5400 "$debian13_prepared"
 mpich_prepared=$!
 # A failed stage ends them too (timeout passes the signal on to its whole process group).
 trap 'kill -TERM "$debian13_prepared" "$mpich_prepared" 2>/dev/null || true' EXIT
