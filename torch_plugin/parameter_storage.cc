@@ -1,6 +1,7 @@
 #include "torch_plugin/parameter_storage.h"
 
 #include <c10/core/GradMode.h>
+#include <c10/util/StringUtil.h>
 
 #include "torch_plugin/huge_page_tensor.h"
 
@@ -12,12 +13,6 @@ namespace {
 bool Continues(const std::vector<ShardBucket>& buckets, size_t b) {
   return b > 0 && buckets[b].group == buckets[b - 1].group &&
          buckets[b].kind == buckets[b - 1].kind;
-}
-
-std::string ShapeText(at::IntArrayRef sizes) {
-  std::string text = "[";
-  for (size_t d = 0; d < sizes.size(); ++d) text += (d ? ", " : "") + std::to_string(sizes[d]);
-  return text + "]";
 }
 
 }  // namespace
@@ -72,8 +67,8 @@ std::string ParameterStorage::Sync(const std::vector<at::Tensor>& params) const 
     if (!places_[i].defined() || IsView(i, param)) continue;
     if (param.sizes() != places_[i].sizes()) {
       if (error.empty()) {
-        error = "parameter '" + names_[i] + "' is now shaped " + ShapeText(param.sizes()) +
-                ", not " + ShapeText(places_[i].sizes()) +
+        error = "parameter '" + names_[i] + "' is now shaped " + c10::str(param.sizes()) +
+                ", not " + c10::str(places_[i].sizes()) +
                 " as when the optimizer was made; make a new optimizer for a changed model";
       }
       continue;
