@@ -186,6 +186,11 @@ at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& op
     }
   }
   if (!flat.defined()) flat = NewFlatTensor(bucket.numel, options.requires_grad(false));
+  if (options_.stage == 2) {
+    size_t in_flight = 1;  // this one
+    for (const BucketStep& step : step_) in_flight += step.flat.defined() ? 1 : 0;
+    most_in_flight_ = std::max(most_in_flight_, in_flight);
+  }
   // The members cover it, packed from the start: only the padding needs zeros.
   const ShardBucket::Member& last = bucket.members.back();
   const int64_t used = last.offset + last.numel;
@@ -258,7 +263,7 @@ void ParameterShards::ReduceGradients() {
     if (step_[b].handle >= 0) FinishReduction(b);  // (none when its start failed)
   }
   step_.assign(buckets_.size(), BucketStep());
-  spare_buffers_.clear();  // stage 2: 1/N of the gradients between steps
+  KeepBuffersInFlight();
   passes_left_.assign(params_.size(), options_.backward_passes_per_step);
   collected_.assign(params_.size(), false);
   std::string error = refresh_error;
@@ -268,6 +273,13 @@ void ParameterShards::ReduceGradients() {
   submit_error_ = reduce_error_ = nullptr;
   if (failure) std::rethrow_exception(failure);
   if (!error.empty()) throw InvalidArgument(error);
+}
+
+void ParameterShards::KeepBuffersInFlight() {
+  std::sort(spare_buffers_.begin(), spare_buffers_.end(),
+            [](const at::Tensor& a, const at::Tensor& b) { return a.numel() > b.numel(); });
+  spare_buffers_.resize(std::min(spare_buffers_.size(), most_in_flight_));
+  most_in_flight_ = 0;
 }
 
 void ParameterShards::FinishReduction(size_t b) {

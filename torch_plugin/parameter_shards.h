@@ -99,8 +99,8 @@ class ParameterShards {
   std::map<size_t, at::Tensor> Unshard(const std::vector<size_t>& buckets,
                                        const std::vector<at::Tensor>& slices) const;
   at::Tensor Shard(size_t bucket, const std::map<size_t, at::Tensor>& whole) const;
-  // The whole-bucket buffers held now (stage 1 keeps them between steps): for reports of
-  // what a rank holds.
+  // The whole-bucket buffers held now (stage 1 keeps one per bucket between steps,
+  // stage 2 those of the buckets in flight): for reports of what a rank holds.
   std::vector<at::Tensor> HeldBuffers() const;
 
  private:
@@ -111,6 +111,9 @@ class ParameterShards {
   // gradient; a failure is kept for ReduceGradients. Stage 2 keeps the bucket's spent
   // buffer for a later bucket of the step. Under mu_, or once no hook can run.
   void FinishReduction(size_t b);
+  // Stage 2, between steps: keeps the largest spare buffers, as many as the step held at
+  // once, for the next step.
+  void KeepBuffersInFlight();
   // The hook: on the step's last pass, Collect(i).
   void OnGradientAccumulated(size_t i);
   // Copies parameter i's gradient (if any) into its buckets and starts each bucket whose
@@ -136,11 +139,13 @@ class ParameterShards {
   std::vector<at::Tensor> shard_grads_;
   // Stage 1, per bucket: one whole-bucket buffer that takes the gradients every step: no
   // allocation per step (a fresh buffer's first touch costs more than the copies), for
-  // the memory of one more gradient. Stage 2 frees them between steps, to keep 1/N of
-  // the gradients; within a step, a bucket whose reduction is done lends its buffer to
-  // a later one (spare_buffers_), so a step allocates about two buckets, not all.
+  // the memory of one more gradient. Stage 2 keeps 1/N of the gradients: a bucket whose
+  // reduction is done lends its buffer to a later one (spare_buffers_), and between
+  // steps it keeps only as many buffers as its last step held at once (the buckets in
+  // flight, as DeepSpeed keeps its reduce buckets), so a step allocates none.
   std::vector<at::Tensor> kept_buckets_;
   std::vector<at::Tensor> spare_buffers_;
+  size_t most_in_flight_ = 0;  // stage 2: most gradient buffers this step held at once
   std::vector<std::vector<size_t>> buckets_of_;  // per parameter: the buckets it lies in
   // This step's progress.
   struct BucketStep {

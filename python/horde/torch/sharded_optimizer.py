@@ -300,7 +300,8 @@ def ShardedOptimizer(optimizer, named_parameters=None, stage=2, backward_passes_
     hyperparameters of the optimizer's groups, so learning-rate schedulers work as usual.
 
     stage: 1 shards the optimizer state; 2 also drops each parameter's gradient once it is
-        reduced (a rank keeps only its slice of the gradients between steps).
+        in its bucket (a rank keeps its slice of the gradients and the buffers of the
+        buckets in flight, about two, between steps).
     backward_passes_per_step: local backward passes (gradients accumulate) per step; the
         reductions start on the last one, as backward produces each gradient.
     named_parameters: model.named_parameters(), used to name the collectives.
