@@ -242,6 +242,24 @@ def test_each_rank_holds_its_share_of_the_state():
         assert held <= total / hvd.size() + buckets, (key, held, total)
 
 
+def test_stage_2_keeps_the_buffers_of_its_buckets_in_flight_between_steps():
+    """One bucket: one buffer in flight, kept and used again every step (no allocation);
+    many buckets: never more buffers kept than there are buckets."""
+    make, _ = OPTIMIZERS["adam_decay_clip"]
+    for cap, most in ((1, 1), (TINY_BUCKETS_MB, None)):
+        model = make_model()
+        sharded = hvd.ShardedOptimizer(make(model.parameters()), stage=2, bucket_cap_mb=cap)
+        buckets = len(sharded.param_groups[0]["params"])
+        kept = []
+        for step in range(3):
+            sharded_step(model, sharded, step, None)
+            held = sharded._shards.held_buffers()
+            assert 1 <= len(held) <= (most or buckets), (cap, step, len(held), buckets)
+            kept.append(sorted(b.data_ptr() for b in held))
+        if most == 1:
+            assert kept[0] == kept[1] == kept[2], "the one bucket's buffer is used again"
+
+
 def test_a_consolidated_state_dict_loads_into_a_plain_optimizer_and_back():
     ref_model, ref, model, sharded, clip = pair("adam_decay_clip", 2,
                                                 bucket_cap_mb=TINY_BUCKETS_MB)
