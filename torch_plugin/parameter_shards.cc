@@ -171,26 +171,15 @@ std::vector<at::Tensor> ParameterShards::HeldBuffers() const {
 
 at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& options) {
   const ShardBucket& bucket = buckets_[b];
-  at::Tensor flat = options_.stage == 1 ? kept_buckets_[b] : at::Tensor();
-  if (!flat.defined()) {
-    for (size_t s = 0; s < step_.size(); ++s) {
-      if (step_[s].handle >= 0 && Poll(step_[s].handle)) FinishReduction(s);
-    }
-    for (auto spare = spare_buffers_.begin(); spare != spare_buffers_.end(); ++spare) {
-      if (spare->numel() >= bucket.numel && spare->dtype() == options.dtype() &&
-          spare->device() == options.device()) {
-        flat = spare->narrow(0, 0, bucket.numel);
-        spare_buffers_.erase(spare);
-        break;
-      }
-    }
-  }
-  if (!flat.defined()) flat = NewFlatTensor(bucket.numel, options.requires_grad(false));
+  at::Tensor buffer = options_.stage == 1 ? kept_buckets_[b] : SpareBuffer(bucket.numel, options);
+  if (!buffer.defined()) buffer = NewFlatTensor(bucket.numel, options.requires_grad(false));
   if (options_.stage == 2) {
     size_t in_flight = 1;  // this one
     for (const BucketStep& step : step_) in_flight += step.flat.defined() ? 1 : 0;
     most_in_flight_ = std::max(most_in_flight_, in_flight);
+    step_[b].buffer = buffer;
   }
+  at::Tensor flat = buffer.narrow(0, 0, bucket.numel);
   // The members cover it, packed from the start: only the padding needs zeros.
   const ShardBucket::Member& last = bucket.members.back();
   const int64_t used = last.offset + last.numel;
@@ -198,10 +187,29 @@ at::Tensor ParameterShards::GradientBucket(size_t b, const at::TensorOptions& op
   return flat;
 }
 
+at::Tensor ParameterShards::SpareBuffer(int64_t numel, const at::TensorOptions& options) {
+  for (size_t s = 0; s < step_.size(); ++s) {
+    if (step_[s].handle >= 0 && Poll(step_[s].handle)) FinishReduction(s);
+  }
+  auto best = spare_buffers_.end();  // the smallest that fits
+  for (auto spare = spare_buffers_.begin(); spare != spare_buffers_.end(); ++spare) {
+    if (spare->numel() >= numel && spare->dtype() == options.dtype() &&
+        spare->device() == options.device() &&
+        (best == spare_buffers_.end() || spare->numel() < best->numel())) {
+      best = spare;
+    }
+  }
+  if (best == spare_buffers_.end()) return at::Tensor();
+  at::Tensor buffer = *best;
+  spare_buffers_.erase(best);
+  return buffer;
+}
+
 void ParameterShards::StartBucket(size_t b) {
   BucketStep& step = step_[b];
   if (options_.fp16 && step.flat.is_floating_point()) {
-    if (options_.stage == 2) spare_buffers_.push_back(step.flat);  // spent: copied
+    if (options_.stage == 2) spare_buffers_.push_back(step.buffer);  // spent: copied
+    step.buffer = at::Tensor();
     step.flat = step.flat.to(at::kHalf);
   }
   try {
@@ -291,10 +299,8 @@ void ParameterShards::FinishReduction(size_t b) {
     if (!reduce_error_) reduce_error_ = std::current_exception();
   }
   step.handle = -1;
-  if (options_.stage == 2 && step.flat.scalar_type() == shards_[b].scalar_type()) {
-    spare_buffers_.push_back(step.flat);  // reduced into the shard's gradient: spent
-  }
-  step.flat = at::Tensor();
+  if (step.buffer.defined()) spare_buffers_.push_back(step.buffer);  // reduced: spent
+  step.flat = step.buffer = at::Tensor();
 }
 
 double ParameterShards::ClipGradNorm(double max_norm, double norm_type) {

@@ -123,6 +123,9 @@ class ParameterShards {
   // The flat buffer bucket b's gradients are collected in: its kept one (stage 1), else
   // the spent one of a bucket whose reduction is done, else a new one. Under mu_.
   at::Tensor GradientBucket(size_t b, const at::TensorOptions& options);
+  // Stage 2: the smallest spare buffer of at least `numel` elements, taken from the spares
+  // (once the reductions that are done have given theirs back); undefined if none.
+  at::Tensor SpareBuffer(int64_t numel, const at::TensorOptions& options);
   // FinishGather through bucket `last`. Under mu_.
   void FinishGatherThrough(size_t last);
   // The whole flat bucket `b` filled from per-parameter tensors of its members.
@@ -150,6 +153,7 @@ class ParameterShards {
   // This step's progress.
   struct BucketStep {
     at::Tensor flat;       // the gradients being gathered, then reduced
+    at::Tensor buffer;     // stage 2: the whole spare buffer `flat` lies in, until spent
     size_t collected = 0;  // members in
     int64_t handle = -1;   // its reduce-scatter, once started
   };

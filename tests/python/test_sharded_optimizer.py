@@ -120,6 +120,27 @@ def test_two_backward_passes_per_step_follow_distributed_optimizer():
             torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7)
 
 
+
+@pytest.mark.parametrize("stage", [1, 2])
+def test_fp16_compression_follows_distributed_optimizer_with_it(stage):
+    """Gradients reduce-scattered as float16 step as DistributedOptimizer's allreduced as
+    float16 do, to float16's precision."""
+    make, _ = OPTIMIZERS["sgd_momentum"]
+    ref_model, model = make_model(), make_model()
+    ref = hvd.DistributedOptimizer(make(ref_model.parameters()),
+                                   named_parameters=ref_model.named_parameters(),
+                                   compression=hvd.Compression.fp16)
+    sharded = hvd.ShardedOptimizer(make(model.parameters()),
+                                   named_parameters=model.named_parameters(), stage=stage,
+                                   compression=hvd.Compression.fp16,
+                                   bucket_cap_mb=TINY_BUCKETS_MB)
+    for step in range(10):
+        reference_step(ref_model, ref, step, None)
+        sharded_step(model, sharded, step, None)
+        for p, q in zip(ref_model.parameters(), model.parameters()):
+            assert q.dtype == torch.float32
+            torch.testing.assert_close(q, p, rtol=2e-3, atol=2e-4)
+
 @pytest.mark.parametrize("stage", [1, 2])
 def test_parameters_given_new_data_or_not_contiguous_follow_distributed_optimizer(stage):
     """The parameters live in the optimizer's flat buckets, where the allgather lands;
