@@ -120,7 +120,6 @@ def test_two_backward_passes_per_step_follow_distributed_optimizer():
             torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7)
 
 
-
 @pytest.mark.parametrize("stage", [1, 2])
 def test_fp16_compression_follows_distributed_optimizer_with_it(stage):
     """Gradients reduce-scattered as float16 step as DistributedOptimizer's allreduced as
@@ -140,6 +139,7 @@ def test_fp16_compression_follows_distributed_optimizer_with_it(stage):
         for p, q in zip(ref_model.parameters(), model.parameters()):
             assert q.dtype == torch.float32
             torch.testing.assert_close(q, p, rtol=2e-3, atol=2e-4)
+
 
 @pytest.mark.parametrize("stage", [1, 2])
 def test_parameters_given_new_data_or_not_contiguous_follow_distributed_optimizer(stage):
