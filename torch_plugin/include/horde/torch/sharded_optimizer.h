@@ -22,7 +22,8 @@ namespace torch {
 
 struct ShardedOptimizerOptions {
   // 1: the optimizer state is sharded; 2: the gradients too (each parameter's whole
-  // gradient is dropped once reduced).
+  // gradient is dropped once copied into its bucket; between steps a rank keeps its
+  // slice and the buffers of the buckets in flight).
   int stage = 2;
   // Local backward passes (gradients accumulate in .grad) per step.
   int backward_passes_per_step = 1;
